@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn_cfg.hpp -- the shape of a connection's queues
+ */
+
+#ifndef RPMA_CONN_CFG_HPP
+#define RPMA_CONN_CFG_HPP
+
+#include <atomic>
+#include <cstdint>
+
+#include <librpma.h>
+
+/*
+ * Fields are atomic because librpma allowed one thread to tune a
+ * configuration while another one creates connections from it.
+ */
+struct rpma_conn_cfg {
+	std::atomic<int> timeout_ms{ RPMA_DEFAULT_TIMEOUT_MS };
+	std::atomic<uint32_t> cq_size{ 10 };
+	std::atomic<uint32_t> rcq_size{ 0 }; /* 0: receives complete on the main CQ */
+	std::atomic<uint32_t> sq_size{ 10 };
+	std::atomic<uint32_t> rq_size{ 10 };
+	std::atomic<bool> shared_channel{ false };
+	std::atomic<rpma_srq *> srq{ nullptr };
+
+	/* The configuration a NULL cfg stands for. */
+	static const rpma_conn_cfg defaults;
+
+	static const rpma_conn_cfg &or_defaults(const rpma_conn_cfg *cfg)
+	{
+		return cfg ? *cfg : defaults;
+	}
+};
+
+#endif /* RPMA_CONN_CFG_HPP */

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn_req.cpp -- connection requests: resolving, accepting, connecting
+ */
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "conn_cfg.hpp"
+#include "conn_req.hpp"
+#include "cq.hpp"
+#include "err.hpp"
+#include "peer.hpp"
+#include "post.hpp"
+#include "verbs/verbs.hpp"
+
+using namespace rpma;
+
+namespace {
+
+/* Releases what a request holds; rejects first when the client is waiting. */
+int conn_req_destroy(rpma_conn_req *req, bool reject)
+{
+	int ret = 0;
+	if (reject && verbs::reject(req->id, nullptr, 0))
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_reject");
+	int queues_ret = conn_queues_destroy(req->id, &req->queues);
+	if (ret == 0)
+		ret = queues_ret;
+	if (verbs::destroy_id(req->id) && ret == 0)
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
+	delete req;
+	return ret;
+}
+
+/* rdma_cm parameters shared by connect and accept */
+rdma_conn_param conn_param_with(const rpma_conn_private_data *pdata)
+{
+	rdma_conn_param param{};
+	if (pdata) {
+		param.private_data = pdata->ptr;
+		param.private_data_len = pdata->len;
+	}
+	/* as many outstanding reads as the devices allow: flushes are reads */
+	param.responder_resources = RDMA_MAX_RESP_RES;
+	param.initiator_depth = RDMA_MAX_INIT_DEPTH;
+	param.flow_control = 1;
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	return param;
+}
+
+} /* namespace */
+
+int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rpma_conn_cfg *cfg,
+				 rpma_conn_req **req_ptr)
+{
+	auto *req = new (std::nothrow) rpma_conn_req{};
+	if (req == nullptr)
+		return RPMA_E_NOMEM;
+
+	int ret = conn_queues_create(peer, event->id, cfg, &req->queues);
+	if (ret) {
+		delete req;
+		return ret;
+	}
+
+	req->peer = peer;
+	req->id = event->id;
+	req->passive = true;
+	/* the event and its bytes go back to librdmacm when acknowledged: copy */
+	uint8_t len = event->param.conn.private_data_len;
+	if (event->param.conn.private_data == nullptr)
+		len = 0;
+	memcpy(req->private_data, event->param.conn.private_data, len);
+	req->private_data_len = len;
+	*req_ptr = req;
+	return 0;
+}
+
+extern "C" {
+
+int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port,
+		      const struct rpma_conn_cfg *cfg, struct rpma_conn_req **req_ptr)
+{
+	RPMA_CHECK_ARG(peer != nullptr);
+	RPMA_CHECK_ARG(addr != nullptr);
+	RPMA_CHECK_ARG(port != nullptr);
+	RPMA_CHECK_ARG(req_ptr != nullptr);
+
+	const int timeout_ms = rpma_conn_cfg::or_defaults(cfg).timeout_ms.load();
+
+	rdma_addrinfo hints{};
+	hints.ai_port_space = RDMA_PS_TCP;
+	rdma_addrinfo *info = nullptr;
+	if (verbs::getaddrinfo(addr, port, &hints, &info))
+		return RPMA_PROVIDER_FAILED(errno, "rdma_getaddrinfo");
+
+	/* synchronous until connected: resolving returns when it is done */
+	rdma_cm_id *id = nullptr;
+	rpma_conn_req *req = nullptr;
+	int ret = 0;
+	if (verbs::create_id(nullptr, &id, nullptr)) {
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_create_id");
+		goto free_info;
+	}
+	if (verbs::resolve_addr(id, info->ai_src_addr, info->ai_dst_addr, timeout_ms)) {
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_resolve_addr");
+		goto destroy_id;
+	}
+	if (verbs::resolve_route(id, timeout_ms)) {
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_resolve_route");
+		goto destroy_id;
+	}
+
+	req = new (std::nothrow) rpma_conn_req{};
+	if (req == nullptr) {
+		ret = RPMA_E_NOMEM;
+		goto destroy_id;
+	}
+	ret = conn_queues_create(peer, id, cfg, &req->queues);
+	if (ret) {
+		delete req;
+		goto destroy_id;
+	}
+	req->peer = peer;
+	req->id = id;
+	req->passive = false;
+	verbs::freeaddrinfo(info);
+	*req_ptr = req;
+	return 0;
+
+destroy_id:
+	(void)verbs::destroy_id(id);
+free_info:
+	verbs::freeaddrinfo(info);
+	return ret;
+}
+
+int rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
+{
+	RPMA_CHECK_ARG(req_ptr != nullptr);
+	rpma_conn_req *req = *req_ptr;
+	if (req == nullptr)
+		return 0;
+	*req_ptr = nullptr;
+	return conn_req_destroy(req, req->passive);
+}
+
+int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
+			  const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr)
+{
+	RPMA_CHECK_ARG(req_ptr != nullptr && *req_ptr != nullptr);
+	RPMA_CHECK_ARG(conn_ptr != nullptr);
+	RPMA_CHECK_ARG(pdata == nullptr || (pdata->ptr != nullptr && pdata->len != 0));
+
+	/* from here on the request is consumed, whatever happens */
+	rpma_conn_req *req = *req_ptr;
+	*req_ptr = nullptr;
+
+	/*
+	 * The connection (and its own event channel) comes first, so that
+	 * the ESTABLISHED event cannot go to a channel nobody reads.
+	 */
+	rpma_conn *conn = nullptr;
+	int ret = conn_new(req->peer, req->id, req->queues, &conn);
+	if (ret) {
+		(void)conn_req_destroy(req, req->passive);
+		return ret;
+	}
+	const bool passive = req->passive;
+	delete req; /* its id and queues now belong to conn */
+
+	rdma_conn_param param = conn_param_with(pdata);
+	if (passive ? verbs::accept(conn->id, &param) : verbs::connect(conn->id, &param)) {
+		ret = RPMA_PROVIDER_FAILED(errno, passive ? "rdma_accept" : "rdma_connect");
+		(void)rpma_conn_delete(&conn);
+		return ret;
+	}
+
+	*conn_ptr = conn;
+	return 0;
+}
+
+int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, size_t offset,
+		       size_t len, const void *op_context)
+{
+	RPMA_CHECK_ARG(req != nullptr);
+	ibv_recv_wr wr;
+	ibv_sge sge;
+	int ret = prepare_recv(dst, offset, len, op_context, &wr, &sge);
+	if (ret)
+		return ret;
+	ibv_recv_wr *bad_wr;
+	ret = verbs::post_recv(req->id->qp, &wr, &bad_wr);
+	if (ret)
+		return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_recv");
+	return 0;
+}
+
+int rpma_conn_req_get_private_data(const struct rpma_conn_req *req,
+				   struct rpma_conn_private_data *pdata)
+{
+	RPMA_CHECK_ARG(req != nullptr);
+	RPMA_CHECK_ARG(pdata != nullptr);
+	pdata->ptr = req->private_data_len ? const_cast<uint8_t *>(req->private_data) : nullptr;
+	pdata->len = req->private_data_len;
+	return 0;
+}
+
+} /* extern "C" */

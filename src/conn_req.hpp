@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn_req.hpp -- a connection being set up, on either side
+ */
+
+#ifndef RPMA_CONN_REQ_HPP
+#define RPMA_CONN_REQ_HPP
+
+#include <rdma/rdma_cma.h>
+
+#include "conn.hpp"
+
+struct rpma_conn_req {
+	rpma_peer *peer;
+	rdma_cm_id *id;
+	bool passive; /* made from a client's request: connect accepts it */
+	conn_queues queues;
+
+	/* the client's private data (passive side only) */
+	uint8_t private_data[CONN_PRIVATE_DATA_MAX];
+	uint8_t private_data_len;
+};
+
+namespace rpma {
+
+/* Makes a passive request from an RDMA_CM_EVENT_CONNECT_REQUEST event. */
+int conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rpma_conn_cfg *cfg,
+			   rpma_conn_req **req_ptr);
+
+} /* namespace rpma */
+
+#endif /* RPMA_CONN_REQ_HPP */

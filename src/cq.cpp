@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cq.cpp -- completion queues: waiting, polling and translating completions
+ */
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <climits>
+#include <ctime>
+#include <new>
+#include <poll.h>
+
+#include "cq.hpp"
+#include "err.hpp"
+#include "verbs/verbs.hpp"
+
+namespace rpma {
+
+static uint32_t ring_capacity(uint32_t at_least)
+{
+	uint32_t capacity = 1;
+	while (capacity < at_least && capacity < (1U << 31))
+		capacity <<= 1;
+	return capacity;
+}
+
+int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, uint32_t max_signaled_reads,
+	   rpma_cq **cq_ptr)
+{
+	const uint32_t capacity = ring_capacity(max_signaled_reads + 1);
+	auto *cq = new (std::nothrow) rpma_cq;
+	auto *kinds = new (std::nothrow) uint8_t[capacity];
+	if (cq == nullptr || kinds == nullptr) {
+		delete cq;
+		delete[] kinds;
+		return RPMA_E_NOMEM;
+	}
+	cq->read_kinds = kinds;
+	cq->read_kinds_mask = capacity - 1;
+	cq->shared_channel = channel != nullptr;
+
+	int ret = 0;
+	if (channel == nullptr) {
+		channel = verbs::create_comp_channel(ctx);
+		if (channel == nullptr) {
+			ret = RPMA_PROVIDER_FAILED(errno, "ibv_create_comp_channel");
+			goto free_cq;
+		}
+	}
+	cq->channel = channel;
+
+	cq->cq = verbs::create_cq(ctx, size, cq, channel);
+	if (cq->cq == nullptr) {
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_create_cq");
+		goto destroy_channel;
+	}
+
+	/* armed from the start, so that the first completion wakes a waiter */
+	if (verbs::req_notify_cq(cq->cq)) {
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_req_notify_cq");
+		goto destroy_cq;
+	}
+
+	*cq_ptr = cq;
+	return 0;
+
+destroy_cq:
+	(void)verbs::destroy_cq(cq->cq);
+destroy_channel:
+	if (!cq->shared_channel)
+		(void)verbs::destroy_comp_channel(channel);
+free_cq:
+	delete[] cq->read_kinds;
+	delete cq;
+	return ret;
+}
+
+int cq_delete(rpma_cq **cq_ptr)
+{
+	rpma_cq *cq = *cq_ptr;
+	if (cq == nullptr)
+		return 0;
+
+	int ret = 0;
+	if (verbs::destroy_cq(cq->cq))
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_destroy_cq");
+	if (!cq->shared_channel && verbs::destroy_comp_channel(cq->channel) && ret == 0)
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_destroy_comp_channel");
+
+	delete[] cq->read_kinds;
+	delete cq;
+	*cq_ptr = nullptr;
+	return ret;
+}
+
+void completion_from_wc(rpma_cq *cq, const ibv_wc &wc, rpma_completion *cmpl)
+{
+	cmpl->op_context = reinterpret_cast<void *>(static_cast<uintptr_t>(wc.wr_id));
+	cmpl->op_status = wc.status;
+	cmpl->byte_len = 0;
+	cmpl->flags = 0;
+	cmpl->imm = 0;
+	cmpl->op = RPMA_OP_READ;
+	if (wc.status != IBV_WC_SUCCESS)
+		return; /* the other fields of a failed completion mean nothing */
+
+	cmpl->byte_len = wc.byte_len;
+	cmpl->flags = wc.wc_flags;
+	if (wc.wc_flags & IBV_WC_WITH_IMM)
+		cmpl->imm = ntohl(wc.imm_data);
+
+	switch (wc.opcode) {
+	case IBV_WC_RDMA_READ:
+		cmpl->op = cq->take_read() ? RPMA_OP_FLUSH : RPMA_OP_READ;
+		break;
+	case IBV_WC_RDMA_WRITE:
+	case IBV_WC_ATOMIC_WRITE:
+		cmpl->op = RPMA_OP_WRITE;
+		break;
+	case IBV_WC_SEND:
+		cmpl->op = RPMA_OP_SEND;
+		break;
+	case IBV_WC_RECV:
+		cmpl->op = RPMA_OP_RECV;
+		break;
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		cmpl->op = RPMA_OP_RECV_RDMA_WITH_IMM;
+		break;
+	default:
+		/* nothing the library posts completes with another opcode */
+		RPMA_LOG_WARNING("unexpected completion opcode %d", wc.opcode);
+		cmpl->op_status = IBV_WC_GENERAL_ERR;
+		break;
+	}
+}
+
+} /* namespace rpma */
+
+using namespace rpma;
+
+int rpma_cq::poll(int n, ibv_wc *wc)
+{
+	int got = verbs::poll_cq(cq, n, wc);
+	if (got < 0)
+		return RPMA_PROVIDER_FAILED(-got, "ibv_poll_cq");
+	return got;
+}
+
+int rpma_cq::ack_and_rearm()
+{
+	verbs::ack_cq_events(cq, 1);
+	if (verbs::req_notify_cq(cq))
+		return RPMA_PROVIDER_FAILED(errno, "ibv_req_notify_cq");
+	return 0;
+}
+
+/*
+ * Waits up to timeout_ms (< 0: no limit) for one event on the CQ's own
+ * channel, then acknowledges it and re-arms the CQ. RPMA_E_NO_COMPLETION
+ * when none came. poll() first, so that a non-blocking fd does not spin.
+ */
+static int wait_for_event(rpma_cq *cq, int timeout_ms)
+{
+	pollfd pfd{ cq->channel->fd, POLLIN, 0 };
+	int ready;
+	do {
+		ready = ::poll(&pfd, 1, timeout_ms);
+	} while (ready < 0 && errno == EINTR);
+	if (ready < 0)
+		return RPMA_PROVIDER_FAILED(errno, "poll on the completion channel");
+	if (ready == 0)
+		return RPMA_E_NO_COMPLETION;
+
+	ibv_cq *ev_cq = nullptr;
+	void *ev_ctx = nullptr;
+	if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx)) {
+		/* another thread took the event first */
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return RPMA_E_NO_COMPLETION;
+		return RPMA_PROVIDER_FAILED(errno, "ibv_get_cq_event");
+	}
+	if (ev_cq != cq->cq) {
+		RPMA_LOG_ERROR("ibv_get_cq_event returned an unknown CQ");
+		return RPMA_E_UNKNOWN;
+	}
+	return cq->ack_and_rearm();
+}
+
+static long long now_ms()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+extern "C" {
+
+int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(fd != nullptr);
+	*fd = cq->channel->fd;
+	return 0;
+}
+
+int rpma_cq_wait(struct rpma_cq *cq)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	if (cq->shared_channel)
+		return RPMA_E_SHARED_CHANNEL;
+
+	ibv_cq *ev_cq = nullptr;
+	void *ev_ctx = nullptr;
+	if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx)) {
+		const int err = errno;
+		set_provider_error(err);
+		/* a non-blocking fd with no event pending is not worth an error line */
+		if (err != EAGAIN && err != EWOULDBLOCK)
+			RPMA_LOG_ERROR("ibv_get_cq_event failed: errno %d", err);
+		return RPMA_E_NO_COMPLETION;
+	}
+	if (ev_cq != cq->cq) {
+		RPMA_LOG_ERROR("ibv_get_cq_event returned an unknown CQ");
+		return RPMA_E_UNKNOWN;
+	}
+	return cq->ack_and_rearm();
+}
+
+int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(num_entries >= 1);
+	RPMA_CHECK_ARG(wc != nullptr);
+	RPMA_CHECK_ARG(num_entries_got != nullptr || num_entries == 1);
+
+	int got = cq->poll(num_entries, wc);
+	if (got < 0)
+		return got;
+	if (got == 0)
+		return RPMA_E_NO_COMPLETION;
+
+	/* keep the flush bookkeeping in step for callers that mix both APIs */
+	for (int i = 0; i < got; i++)
+		if (wc[i].status == IBV_WC_SUCCESS && wc[i].opcode == IBV_WC_RDMA_READ)
+			(void)cq->take_read();
+
+	if (num_entries_got)
+		*num_entries_got = got;
+	return 0;
+}
+
+int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(cmpl != nullptr);
+
+	ibv_wc wc;
+	int got = cq->poll(1, &wc);
+	if (got < 0)
+		return got;
+	if (got == 0)
+		return RPMA_E_NO_COMPLETION;
+	completion_from_wc(cq, wc, cmpl);
+	return 0;
+}
+
+int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, int max_cmpls)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(cmpls != nullptr);
+	RPMA_CHECK_ARG(max_cmpls >= 1);
+
+	/*
+	 * One ibv_poll_cq per batch of up to BATCH completions, through a stack
+	 * buffer; another poll only when the previous one came back full.
+	 */
+	constexpr int BATCH = 32;
+	ibv_wc wc[BATCH];
+	int filled = 0;
+	while (filled < max_cmpls) {
+		const int want = max_cmpls - filled < BATCH ? max_cmpls - filled : BATCH;
+		int got = cq->poll(want, wc);
+		if (got < 0)
+			return filled ? filled : got;
+		for (int i = 0; i < got; i++)
+			completion_from_wc(cq, wc[i], &cmpls[filled + i]);
+		filled += got;
+		if (got < want)
+			break; /* the CQ is empty now */
+	}
+	return filled;
+}
+
+int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, int timeout_ms)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(cmpl != nullptr);
+	if (cq->shared_channel)
+		return RPMA_E_SHARED_CHANNEL;
+
+	const long long deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+	for (;;) {
+		/*
+		 * Poll first: completions that arrived before the CQ was last
+		 * armed raise no event. The CQ is re-armed after every event,
+		 * before polling again, so no completion can slip through.
+		 */
+		int ret = rpma_cq_get_completion(cq, cmpl);
+		if (ret != RPMA_E_NO_COMPLETION)
+			return ret;
+
+		int left = -1;
+		if (timeout_ms >= 0) {
+			long long remaining = deadline - now_ms();
+			if (remaining < 0)
+				remaining = 0;
+			left = remaining > INT_MAX ? INT_MAX : static_cast<int>(remaining);
+		}
+		ret = wait_for_event(cq, left);
+		if (ret == RPMA_E_NO_COMPLETION && timeout_ms >= 0 && left == 0)
+			return rpma_cq_get_completion(cq, cmpl);
+		if (ret && ret != RPMA_E_NO_COMPLETION)
+			return ret;
+	}
+}
+
+} /* extern "C" */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cq.hpp -- a completion queue, its channel, and what its completions mean
+ */
+
+#ifndef RPMA_CQ_HPP
+#define RPMA_CQ_HPP
+
+#include <atomic>
+#include <cstdint>
+
+#include <infiniband/verbs.h>
+
+#include <librpma.h>
+
+struct rpma_cq {
+	ibv_cq *cq;
+	ibv_comp_channel *channel;
+	bool shared_channel; /* channel belongs to the connection, not to this CQ */
+
+	/*
+	 * A read-after-write flush is an RDMA read; its completion looks like
+	 * the completion of any read. To report it as RPMA_OP_FLUSH the send
+	 * CQ remembers, in posting order, which signaled reads were flushes:
+	 * an RC send queue completes its signaled work requests in that order.
+	 * One producer (the posting thread) and one consumer (the polling
+	 * thread) share the ring without a lock.
+	 */
+	uint8_t *read_kinds;
+	uint32_t read_kinds_mask; /* capacity - 1, capacity a power of two */
+	std::atomic<uint32_t> reads_posted{ 0 };
+	std::atomic<uint32_t> reads_completed{ 0 };
+
+	/* Records a signaled read before it is posted; false when the ring is full. */
+	bool note_read(bool is_flush)
+	{
+		uint32_t head = reads_posted.load(std::memory_order_relaxed);
+		if (head - reads_completed.load(std::memory_order_acquire) > read_kinds_mask)
+			return false;
+		read_kinds[head & read_kinds_mask] = is_flush;
+		reads_posted.store(head + 1, std::memory_order_release);
+		return true;
+	}
+
+	/* Forgets the read just noted: its post failed, no completion will come. */
+	void unnote_read()
+	{
+		reads_posted.store(reads_posted.load(std::memory_order_relaxed) - 1,
+				   std::memory_order_release);
+	}
+
+	/* Consumes the oldest noted read; true when it was a flush. */
+	bool take_read()
+	{
+		uint32_t tail = reads_completed.load(std::memory_order_relaxed);
+		if (tail == reads_posted.load(std::memory_order_acquire))
+			return false; /* not ours: e.g. polled through rpma_cq_get_wc */
+		bool is_flush = read_kinds[tail & read_kinds_mask];
+		reads_completed.store(tail + 1, std::memory_order_release);
+		return is_flush;
+	}
+
+	/* Polls up to n work completions, translating nothing. */
+	int poll(int n, ibv_wc *wc);
+
+	/* Acknowledges one completion event and re-arms the CQ. */
+	int ack_and_rearm();
+};
+
+namespace rpma {
+
+/*
+ * Creates a CQ of size entries. channel == NULL: the CQ gets a completion
+ * channel of its own; otherwise it uses the given shared one.
+ * max_signaled_reads bounds the outstanding signaled reads to track.
+ */
+int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, uint32_t max_signaled_reads,
+	   rpma_cq **cq_ptr);
+int cq_delete(rpma_cq **cq_ptr);
+
+/* The one translation from a work completion to an rpma_completion. */
+void completion_from_wc(rpma_cq *cq, const ibv_wc &wc, rpma_completion *cmpl);
+
+} /* namespace rpma */
+
+#endif /* RPMA_CQ_HPP */

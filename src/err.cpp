@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * err.cpp -- error strings and the per-thread provider errno
+ */
+
+#include <cerrno>
+#include <cstring>
+
+#include "err.hpp"
+
+namespace rpma {
+
+namespace {
+thread_local int last_provider_errno;
+}
+
+void set_provider_error(int err)
+{
+	last_provider_errno = err;
+}
+
+int provider_error(int err, const char *call, const char *file, int line, const char *func)
+{
+	if (err == 0)
+		err = EIO;
+	last_provider_errno = err;
+	if (log::enabled(RPMA_LOG_LEVEL_ERROR)) {
+		char buf[128];
+		/* the GNU strerror_r returns the message, maybe not in buf */
+		const char *text = strerror_r(err, buf, sizeof(buf));
+		log::emit(RPMA_LOG_LEVEL_ERROR, file, line, func, "%s failed: %s (errno %d)", call,
+			  text, err);
+	}
+	return RPMA_E_PROVIDER;
+}
+
+} /* namespace rpma */
+
+extern "C" {
+
+const char *rpma_err_2str(int ret)
+{
+	switch (ret) {
+	case 0:
+		return "Success";
+	case RPMA_E_UNKNOWN:
+		return "Unknown error";
+	case RPMA_E_NOSUPP:
+		return "Not supported";
+	case RPMA_E_PROVIDER:
+		return "Provider error occurred";
+	case RPMA_E_NOMEM:
+		return "Out of memory";
+	case RPMA_E_INVAL:
+		return "Invalid argument";
+	case RPMA_E_NO_COMPLETION:
+		return "No next completion available";
+	case RPMA_E_NO_EVENT:
+		return "No next event available";
+	case RPMA_E_AGAIN:
+		return "Temporary error, try again";
+	case RPMA_E_SHARED_CHANNEL:
+		return "Completion channel is shared";
+	case RPMA_E_NOT_SHARED_CHNL:
+		return "Completion channel is not shared";
+	default:
+		return "Unknown error code";
+	}
+}
+
+int rpma_err_get_provider_error(void)
+{
+	return rpma::last_provider_errno;
+}
+
+} /* extern "C" */

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mr.cpp -- memory registration and region descriptors
+ */
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "err.hpp"
+#include "mr.hpp"
+#include "peer.hpp"
+#include "verbs/verbs.hpp"
+
+namespace rpma {
+
+int usage_to_access(const rpma_peer *peer, int usage)
+{
+	int access = 0;
+
+	if (usage & RPMA_MR_USAGE_READ_SRC)
+		access |= IBV_ACCESS_REMOTE_READ;
+	if (usage & RPMA_MR_USAGE_READ_DST) {
+		access |= IBV_ACCESS_LOCAL_WRITE;
+		/* iWARP carries a read response as a write into the sink */
+		if (peer->iwarp)
+			access |= IBV_ACCESS_REMOTE_WRITE;
+	}
+	/* some providers (rxe) check local write on the source of a write */
+	if (usage & RPMA_MR_USAGE_WRITE_SRC)
+		access |= IBV_ACCESS_LOCAL_WRITE;
+	if (usage & RPMA_MR_USAGE_WRITE_DST)
+		access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	if (usage & RPMA_MR_USAGE_RECV)
+		access |= IBV_ACCESS_LOCAL_WRITE;
+	/* a read-after-write flush reads from the flushed region */
+	if (usage & (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
+		access |= IBV_ACCESS_REMOTE_READ;
+	return access;
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+} /* namespace rpma */
+
+using namespace rpma;
+
+extern "C" {
+
+int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
+		struct rpma_mr_local **mr_ptr)
+{
+	RPMA_CHECK_ARG(peer != nullptr);
+	RPMA_CHECK_ARG(ptr != nullptr);
+	RPMA_CHECK_ARG(size != 0);
+	RPMA_CHECK_ARG(mr_ptr != nullptr);
+	RPMA_CHECK_ARG(usage != 0 && (usage & ~MR_USAGE_ALL) == 0);
+
+	auto *mr = new (std::nothrow) rpma_mr_local;
+	if (mr == nullptr)
+		return RPMA_E_NOMEM;
+
+	const int access = usage_to_access(peer, usage);
+	ibv_mr *ibv_mr = verbs::reg_mr(peer->pd, ptr, size, access);
+	if (ibv_mr == nullptr && errno == EOPNOTSUPP && peer->odp_capable) {
+		/* memory that cannot be pinned (e.g. fsdax) can still be paged on demand */
+		RPMA_LOG_INFO("ibv_reg_mr: EOPNOTSUPP, retrying with on-demand paging");
+		ibv_mr = verbs::reg_mr(peer->pd, ptr, size, access | IBV_ACCESS_ON_DEMAND);
+	}
+	if (ibv_mr == nullptr) {
+		int ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
+		delete mr;
+		return ret;
+	}
+
+	mr->mr = ibv_mr;
+	mr->usage = usage;
+	*mr_ptr = mr;
+	return 0;
+}
+
+int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
+{
+	RPMA_CHECK_ARG(mr_ptr != nullptr);
+	rpma_mr_local *mr = *mr_ptr;
+	if (mr == nullptr)
+		return 0;
+
+	int ret = 0;
+	if (verbs::dereg_mr(mr->mr))
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
+	/* nothing the caller could do would make a retry succeed */
+	delete mr;
+	*mr_ptr = nullptr;
+	return ret;
+}
+
+int rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(desc != nullptr);
+
+	auto *p = static_cast<uint8_t *>(desc);
+	put_le64(p, reinterpret_cast<uintptr_t>(mr->mr->addr));
+	put_le64(p + 8, mr->mr->length);
+	put_le32(p + 16, mr->mr->rkey);
+	p[20] = static_cast<uint8_t>(mr->usage);
+	return 0;
+}
+
+int rpma_mr_get_descriptor_size(const struct rpma_mr_local *mr, size_t *desc_size)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(desc_size != nullptr);
+	*desc_size = MR_DESCRIPTOR_SIZE;
+	return 0;
+}
+
+int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
+				   struct rpma_mr_remote **mr_ptr)
+{
+	RPMA_CHECK_ARG(desc != nullptr);
+	RPMA_CHECK_ARG(mr_ptr != nullptr);
+	/* the bytes come from the network: trust nothing but their count */
+	if (desc_size < MR_DESCRIPTOR_SIZE) {
+		RPMA_LOG_ERROR("region descriptor too short: %zu bytes, need %zu", desc_size,
+			       MR_DESCRIPTOR_SIZE);
+		return RPMA_E_INVAL;
+	}
+
+	auto *p = static_cast<const uint8_t *>(desc);
+	const int usage = p[20];
+	if (usage == 0) {
+		RPMA_LOG_ERROR("region descriptor without any usage");
+		return RPMA_E_INVAL;
+	}
+
+	auto *mr = new (std::nothrow) rpma_mr_remote;
+	if (mr == nullptr)
+		return RPMA_E_NOMEM;
+	mr->raddr = get_le64(p);
+	mr->size = get_le64(p + 8);
+	mr->rkey = get_le32(p + 16);
+	mr->usage = usage;
+	*mr_ptr = mr;
+	return 0;
+}
+
+int rpma_mr_get_ptr(const struct rpma_mr_local *mr, void **ptr)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(ptr != nullptr);
+	*ptr = mr->mr->addr;
+	return 0;
+}
+
+int rpma_mr_get_size(const struct rpma_mr_local *mr, size_t *size)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(size != nullptr);
+	*size = mr->mr->length;
+	return 0;
+}
+
+int rpma_mr_remote_get_size(const struct rpma_mr_remote *mr, size_t *size)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(size != nullptr);
+	*size = mr->size;
+	return 0;
+}
+
+int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote *mr, int *flush_type)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(flush_type != nullptr);
+	*flush_type = mr->usage &
+		      (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	return 0;
+}
+
+int rpma_mr_remote_delete(struct rpma_mr_remote **mr_ptr)
+{
+	RPMA_CHECK_ARG(mr_ptr != nullptr);
+	delete *mr_ptr;
+	*mr_ptr = nullptr;
+	return 0;
+}
+
+int rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice,
+		   uint32_t flags)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(len != 0 && len <= UINT32_MAX);
+	RPMA_CHECK_ARG(range_fits(mr->size(), offset, len));
+
+	ibv_sge sge{};
+	sge.addr = mr->addr_at(offset);
+	sge.length = static_cast<uint32_t>(len);
+	sge.lkey = mr->mr->lkey;
+
+	if (verbs::advise_mr(mr->mr->pd, static_cast<ibv_advise_mr_advice>(advice), flags, &sge,
+			     1)) {
+		const int err = errno;
+		if (err == EOPNOTSUPP || err == ENOTSUP) {
+			set_provider_error(err);
+			RPMA_LOG_ERROR("ibv_advise_mr: not supported by the device");
+			return RPMA_E_NOSUPP;
+		}
+		if (err == EFAULT || err == EINVAL) {
+			set_provider_error(err);
+			RPMA_LOG_ERROR("ibv_advise_mr: invalid advice, flags or range (errno %d)",
+				       err);
+			return RPMA_E_INVAL;
+		}
+		return RPMA_PROVIDER_FAILED(err, "ibv_advise_mr");
+	}
+	return 0;
+}
+
+} /* extern "C" */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mr.hpp -- local memory regions and remote ones known by descriptor
+ */
+
+#ifndef RPMA_MR_HPP
+#define RPMA_MR_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include <infiniband/verbs.h>
+
+#include <librpma.h>
+
+struct rpma_peer;
+
+/* librpma 1.x region descriptor: u64 addr, u64 length, u32 rkey, u8 usage */
+constexpr size_t MR_DESCRIPTOR_SIZE = 21;
+
+constexpr int MR_USAGE_ALL = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
+			     RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_WRITE_DST |
+			     RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+			     RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND |
+			     RPMA_MR_USAGE_RECV;
+
+struct rpma_mr_local {
+	ibv_mr *mr;
+	int usage;
+
+	uint64_t addr_at(size_t offset) const
+	{
+		return reinterpret_cast<uintptr_t>(mr->addr) + offset;
+	}
+	size_t size() const
+	{
+		return mr->length;
+	}
+};
+
+struct rpma_mr_remote {
+	uint64_t raddr; /* the registering process's virtual address */
+	uint64_t size;
+	uint32_t rkey;
+	int usage;
+};
+
+namespace rpma {
+
+/* The ibv access flags a region needs for the given usage on that peer. */
+int usage_to_access(const rpma_peer *peer, int usage);
+
+/* Whether [offset, offset + len) lies within size, without overflow. */
+inline bool range_fits(uint64_t size, size_t offset, size_t len)
+{
+	return offset <= size && len <= size - offset;
+}
+
+} /* namespace rpma */
+
+#endif /* RPMA_MR_HPP */

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * peer.cpp -- the device, its protection domain and its capabilities
+ */
+
+#include <cerrno>
+#include <new>
+
+#include "conn_cfg.hpp"
+#include "err.hpp"
+#include "peer.hpp"
+#include "verbs/verbs.hpp"
+
+namespace rpma {
+
+/*
+ * The kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE bit of device_cap_flags_ex; it
+ * is newer than some rdma-core headers, hence spelled out here.
+ */
+constexpr uint64_t DEVICE_CAP_ATOMIC_WRITE = 1ULL << 40;
+
+static bool odp_capable_from(const ibv_device_attr_ex &attr)
+{
+	/* one-sided reads and writes must be able to fault pages in */
+	const uint32_t needed = IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ;
+	return (attr.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+	       (attr.odp_caps.per_transport_caps.rc_odp_caps & needed) == needed;
+}
+
+int query_odp(ibv_context *context, bool *odp_capable)
+{
+	ibv_device_attr_ex attr{};
+	if (verbs::query_device_ex(context, &attr))
+		return RPMA_PROVIDER_FAILED(errno, "ibv_query_device_ex");
+	*odp_capable = odp_capable_from(attr);
+	return 0;
+}
+
+} /* namespace rpma */
+
+int rpma_peer::create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_cq,
+			 ibv_cq *recv_cq, ibv_srq *srq) const
+{
+	const rpma_conn_cfg &c = rpma_conn_cfg::or_defaults(cfg);
+
+	ibv_qp_init_attr_ex attr{};
+	attr.qp_context = nullptr;
+	attr.send_cq = send_cq;
+	attr.recv_cq = recv_cq;
+	attr.srq = srq;
+	attr.cap.max_send_wr = c.sq_size.load();
+	attr.cap.max_recv_wr = srq ? 0 : c.rq_size.load();
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	/* the emulated atomic write is an 8-byte inline write */
+	attr.cap.max_inline_data = RPMA_ATOMIC_WRITE_ALIGNMENT;
+	attr.qp_type = IBV_QPT_RC;
+	attr.sq_sig_all = 0;
+	attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+	attr.pd = pd;
+#ifdef IBV_QP_EX_WITH_ATOMIC_WRITE
+	if (native_atomic_write) {
+		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		attr.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				      IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				      IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	}
+#endif
+
+	if (rpma::verbs::create_qp_ex(id, &attr))
+		return RPMA_PROVIDER_FAILED(errno, "rdma_create_qp_ex");
+	return 0;
+}
+
+extern "C" {
+
+int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
+{
+	RPMA_CHECK_ARG(ibv_ctx != nullptr);
+	RPMA_CHECK_ARG(peer_ptr != nullptr);
+
+	ibv_device_attr_ex attr{};
+	if (rpma::verbs::query_device_ex(ibv_ctx, &attr))
+		return RPMA_PROVIDER_FAILED(errno, "ibv_query_device_ex");
+
+	ibv_pd *pd = rpma::verbs::alloc_pd(ibv_ctx);
+	if (pd == nullptr)
+		return RPMA_PROVIDER_FAILED(errno, "ibv_alloc_pd");
+
+	auto *peer = new (std::nothrow) rpma_peer;
+	if (peer == nullptr) {
+		(void)rpma::verbs::dealloc_pd(pd);
+		return RPMA_E_NOMEM;
+	}
+
+	peer->context = ibv_ctx;
+	peer->pd = pd;
+	peer->odp_capable = rpma::odp_capable_from(attr);
+#ifdef IBV_QP_EX_WITH_ATOMIC_WRITE
+	peer->native_atomic_write = (attr.device_cap_flags_ex & rpma::DEVICE_CAP_ATOMIC_WRITE) != 0;
+#else
+	peer->native_atomic_write = false;
+#endif
+	peer->iwarp = ibv_ctx->device && ibv_ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+
+	RPMA_LOG_INFO("peer on %s: odp %s, native atomic write %s",
+		      ibv_ctx->device ? ibv_ctx->device->name : "?",
+		      peer->odp_capable ? "yes" : "no", peer->native_atomic_write ? "yes" : "no");
+	*peer_ptr = peer;
+	return 0;
+}
+
+int rpma_peer_delete(struct rpma_peer **peer_ptr)
+{
+	RPMA_CHECK_ARG(peer_ptr != nullptr);
+	rpma_peer *peer = *peer_ptr;
+	if (peer == nullptr)
+		return 0;
+
+	/*
+	 * A protection domain still holding regions or queue pairs cannot go:
+	 * the peer stays valid so that the caller can release them and retry.
+	 */
+	if (rpma::verbs::dealloc_pd(peer->pd))
+		return RPMA_PROVIDER_FAILED(errno, "ibv_dealloc_pd");
+
+	delete peer;
+	*peer_ptr = nullptr;
+	return 0;
+}
+
+} /* extern "C" */

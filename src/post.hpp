@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * post.hpp -- building work requests: shared by connections, requests and SRQs
+ *
+ * Everything here is on the data path: no allocation, no lock, the work
+ * request lives on the caller's stack.
+ */
+
+#ifndef RPMA_POST_HPP
+#define RPMA_POST_HPP
+
+#include <cerrno>
+#include <cstdint>
+
+#include <infiniband/verbs.h>
+
+#include "err.hpp"
+#include "mr.hpp"
+
+namespace rpma {
+
+/*
+ * ibv_post_send() and friends return the error number itself and leave
+ * errno alone on some providers; take whichever says something.
+ */
+inline int post_errno(int ret)
+{
+	return ret > 0 ? ret : (errno ? errno : EIO);
+}
+
+/* RPMA_F_COMPLETION_* to ibv send flags; false for a bad value. */
+inline bool send_flags_from(int flags, unsigned *send_flags)
+{
+	if (flags == RPMA_F_COMPLETION_ALWAYS)
+		*send_flags = IBV_SEND_SIGNALED;
+	else if (flags == RPMA_F_COMPLETION_ON_ERROR)
+		*send_flags = 0;
+	else
+		return false;
+	return true;
+}
+
+inline uint64_t wr_id_of(const void *op_context)
+{
+	return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(op_context));
+}
+
+/*
+ * Fills sge for [offset, offset + len) of a local region. A NULL region is
+ * allowed only as an empty buffer (offset 0, len 0): zero-length operations
+ * need no memory. Returns the number of sges (0 or 1) or RPMA_E_INVAL.
+ */
+inline int local_sge(const rpma_mr_local *mr, size_t offset, size_t len, ibv_sge *sge)
+{
+	if (mr == nullptr) {
+		if (offset != 0 || len != 0) {
+			RPMA_LOG_ERROR("no region given for %zu bytes at offset %zu", len, offset);
+			return RPMA_E_INVAL;
+		}
+		return 0;
+	}
+	if (!range_fits(mr->size(), offset, len) || len > UINT32_MAX) {
+		RPMA_LOG_ERROR("%zu bytes at offset %zu do not fit the local region of %zu bytes",
+			       len, offset, mr->size());
+		return RPMA_E_INVAL;
+	}
+	sge->addr = mr->addr_at(offset);
+	sge->length = static_cast<uint32_t>(len);
+	sge->lkey = mr->mr->lkey;
+	return 1;
+}
+
+/* Checks [offset, offset + len) of a remote region; NULL only when empty. */
+inline int remote_range(const rpma_mr_remote *mr, size_t offset, size_t len, uint64_t *raddr,
+			uint32_t *rkey)
+{
+	if (mr == nullptr) {
+		if (offset != 0 || len != 0) {
+			RPMA_LOG_ERROR("no remote region given for %zu bytes at offset %zu", len,
+				       offset);
+			return RPMA_E_INVAL;
+		}
+		*raddr = 0;
+		*rkey = 0;
+		return 0;
+	}
+	if (!range_fits(mr->size, offset, len)) {
+		RPMA_LOG_ERROR("%zu bytes at offset %zu do not fit the remote region of %llu bytes",
+			       len, offset, static_cast<unsigned long long>(mr->size));
+		return RPMA_E_INVAL;
+	}
+	*raddr = mr->raddr + offset;
+	*rkey = mr->rkey;
+	return 0;
+}
+
+/* A receive work request into [offset, offset + len) of dst. */
+inline int prepare_recv(const rpma_mr_local *dst, size_t offset, size_t len,
+			const void *op_context, ibv_recv_wr *wr, ibv_sge *sge)
+{
+	int nsge = local_sge(dst, offset, len, sge);
+	if (nsge < 0)
+		return nsge;
+	*wr = ibv_recv_wr{};
+	wr->wr_id = wr_id_of(op_context);
+	wr->sg_list = nsge ? sge : nullptr;
+	wr->num_sge = nsge;
+	return 0;
+}
+
+} /* namespace rpma */
+
+#endif /* RPMA_POST_HPP */

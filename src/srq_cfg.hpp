@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srq_cfg.hpp -- the shape of a shared receive queue
+ */
+
+#ifndef RPMA_SRQ_CFG_HPP
+#define RPMA_SRQ_CFG_HPP
+
+#include <atomic>
+#include <cstdint>
+
+struct rpma_srq_cfg {
+	std::atomic<uint32_t> rq_size{ 100 };
+	std::atomic<uint32_t> rcq_size{ 100 }; /* 0: no receive CQ of its own */
+
+	static const rpma_srq_cfg defaults;
+};
+
+#endif /* RPMA_SRQ_CFG_HPP */

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * verbs.cpp -- the verbs boundary on rdma-core
+ */
+
+#include <cerrno>
+#include <cstring>
+
+#include "verbs/verbs.hpp"
+
+namespace rpma::verbs {
+
+int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr)
+{
+	int ret = ibv_query_device_ex(ctx, nullptr, attr);
+	if (ret) {
+		errno = ret > 0 ? ret : errno;
+		return -1;
+	}
+	return 0;
+}
+
+ibv_pd *alloc_pd(ibv_context *ctx)
+{
+	return ibv_alloc_pd(ctx);
+}
+
+int dealloc_pd(ibv_pd *pd)
+{
+	int ret = ibv_dealloc_pd(pd);
+	if (ret > 0)
+		errno = ret;
+	return ret;
+}
+
+ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr(pd, addr, length, access);
+}
+
+int dereg_mr(ibv_mr *mr)
+{
+	int ret = ibv_dereg_mr(mr);
+	if (ret > 0)
+		errno = ret;
+	return ret;
+}
+
+int advise_mr(ibv_pd *pd, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge *sg_list,
+	      uint32_t num_sge)
+{
+	int ret = ibv_advise_mr(pd, advice, flags, sg_list, num_sge);
+	if (ret > 0)
+		errno = ret;
+	return ret;
+}
+
+ibv_comp_channel *create_comp_channel(ibv_context *ctx)
+{
+	return ibv_create_comp_channel(ctx);
+}
+
+int destroy_comp_channel(ibv_comp_channel *channel)
+{
+	int ret = ibv_destroy_comp_channel(channel);
+	if (ret > 0)
+		errno = ret;
+	return ret;
+}
+
+ibv_cq *create_cq(ibv_context *ctx, int cqe, void *cq_context, ibv_comp_channel *channel)
+{
+	return ibv_create_cq(ctx, cqe, cq_context, channel, 0);
+}
+
+int destroy_cq(ibv_cq *cq)
+{
+	int ret = ibv_destroy_cq(cq);
+	if (ret > 0)
+		errno = ret;
+	return ret;
+}
+
+int req_notify_cq(ibv_cq *cq)
+{
+	int ret = ibv_req_notify_cq(cq, 0);
+	if (ret > 0)
+		errno = ret;
+	return ret;
+}
+
+int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context)
+{
+	return ibv_get_cq_event(channel, cq, cq_context);
+}
+
+void ack_cq_events(ibv_cq *cq, unsigned int nevents)
+{
+	ibv_ack_cq_events(cq, nevents);
+}
+
+int poll_cq(ibv_cq *cq, int num_entries, ibv_wc *wc)
+{
+	return ibv_poll_cq(cq, num_entries, wc);
+}
+
+ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
+{
+	return ibv_create_srq(pd, attr);
+}
+
+int destroy_srq(ibv_srq *srq)
+{
+	int ret = ibv_destroy_srq(srq);
+	if (ret > 0)
+		errno = ret;
+	return ret;
+}
+
+int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
+{
+	return ibv_post_send(qp, wr, bad_wr);
+}
+
+int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
+{
+	return ibv_post_recv(qp, wr, bad_wr);
+}
+
+int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
+{
+	return ibv_post_srq_recv(srq, wr, bad_wr);
+}
+
+int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
+		      uint64_t remote_addr, const void *src8)
+{
+#ifdef IBV_QP_EX_WITH_ATOMIC_WRITE
+	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+	if (qpx == nullptr) {
+		errno = EOPNOTSUPP;
+		return EOPNOTSUPP;
+	}
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = send_flags;
+	ibv_wr_atomic_write(qpx, rkey, remote_addr, src8);
+	return ibv_wr_complete(qpx);
+#else
+	(void)qp;
+	(void)wr_id;
+	(void)send_flags;
+	(void)rkey;
+	(void)remote_addr;
+	(void)src8;
+	errno = EOPNOTSUPP;
+	return EOPNOTSUPP;
+#endif
+}
+
+rdma_event_channel *create_event_channel()
+{
+	return rdma_create_event_channel();
+}
+
+void destroy_event_channel(rdma_event_channel *channel)
+{
+	rdma_destroy_event_channel(channel);
+}
+
+int create_id(rdma_event_channel *channel, rdma_cm_id **id, void *context)
+{
+	return rdma_create_id(channel, id, context, RDMA_PS_TCP);
+}
+
+int destroy_id(rdma_cm_id *id)
+{
+	return rdma_destroy_id(id);
+}
+
+int migrate_id(rdma_cm_id *id, rdma_event_channel *channel)
+{
+	return rdma_migrate_id(id, channel);
+}
+
+int getaddrinfo(const char *node, const char *service, const rdma_addrinfo *hints,
+		rdma_addrinfo **res)
+{
+	errno = 0;
+	int ret = rdma_getaddrinfo(node, service, hints, res);
+	/* older librdmacm return a getaddrinfo EAI_* code and leave errno alone */
+	if (ret && errno == 0)
+		errno = EINVAL;
+	return ret;
+}
+
+void freeaddrinfo(rdma_addrinfo *res)
+{
+	if (res)
+		rdma_freeaddrinfo(res);
+}
+
+int bind_addr(rdma_cm_id *id, sockaddr *addr)
+{
+	return rdma_bind_addr(id, addr);
+}
+
+int resolve_addr(rdma_cm_id *id, sockaddr *src_addr, sockaddr *dst_addr, int timeout_ms)
+{
+	return rdma_resolve_addr(id, src_addr, dst_addr, timeout_ms);
+}
+
+int resolve_route(rdma_cm_id *id, int timeout_ms)
+{
+	return rdma_resolve_route(id, timeout_ms);
+}
+
+int listen(rdma_cm_id *id, int backlog)
+{
+	return rdma_listen(id, backlog);
+}
+
+int get_cm_event(rdma_event_channel *channel, rdma_cm_event **event)
+{
+	return rdma_get_cm_event(channel, event);
+}
+
+int ack_cm_event(rdma_cm_event *event)
+{
+	return rdma_ack_cm_event(event);
+}
+
+int create_qp_ex(rdma_cm_id *id, ibv_qp_init_attr_ex *attr)
+{
+	return rdma_create_qp_ex(id, attr);
+}
+
+void destroy_qp(rdma_cm_id *id)
+{
+	if (id->qp)
+		rdma_destroy_qp(id);
+}
+
+int connect(rdma_cm_id *id, rdma_conn_param *param)
+{
+	return rdma_connect(id, param);
+}
+
+int accept(rdma_cm_id *id, rdma_conn_param *param)
+{
+	return rdma_accept(id, param);
+}
+
+int reject(rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+{
+	return rdma_reject(id, private_data, private_data_len);
+}
+
+int disconnect(rdma_cm_id *id)
+{
+	return rdma_disconnect(id);
+}
+
+} /* namespace rpma::verbs */
