@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Installs the Debian 12 packages that building and testing need, when
+# they are missing. Needs root (or sudo) only when something is missing.
+#
+# usage: tests/install-deps.sh [build|test]
+set -euo pipefail
+
+build_packages=(meson ninja-build g++ pkg-config python3
+	libibverbs-dev librdmacm-dev libpmem2-dev libcmocka-dev)
+# librpma-dev: Debian's librpma 1.x header for the compatibility test;
+# mandoc and groff-base: the man page checks.
+test_packages=(librpma-dev mandoc groff-base)
+
+wanted=("${build_packages[@]}")
+if [ "${1:-test}" = test ]; then
+	wanted+=("${test_packages[@]}")
+fi
+
+missing=()
+for p in "${wanted[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "rpma-ng: installing ${missing[*]}"
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || {
+		echo "rpma-ng: these packages are missing and I am not root: ${missing[*]}" >&2
+		exit 1
+	}
+	as_root=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -q >/dev/null
+"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
