@@ -88,7 +88,7 @@ int rpma::conn_queues_destroy(rdma_cm_id *id, conn_queues *queues)
 }
 
 int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
-		   rpma_conn **conn_ptr)
+		   const void *private_data, uint8_t private_data_len, rpma_conn **conn_ptr)
 {
 	auto *conn = new (std::nothrow) rpma_conn;
 	if (conn == nullptr)
@@ -118,6 +118,7 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	conn->id = id;
 	conn->queues = queues;
 	conn->private_data_len = 0;
+	conn->set_private_data(private_data, private_data_len);
 	*conn_ptr = conn;
 	return 0;
 
@@ -244,13 +245,15 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 
 	const rdma_cm_event_type type = cm_event->event;
 	const rpma_conn_event conn_event = conn_event_from(type);
-	if (conn_event == RPMA_CONN_ESTABLISHED) {
-		/* the peer's bytes are gone once the event is acknowledged: keep them */
-		uint8_t len = cm_event->param.conn.private_data_len;
-		if (cm_event->param.conn.private_data == nullptr)
-			len = 0;
-		memcpy(conn->private_data, cm_event->param.conn.private_data, len);
-		conn->private_data_len = len;
+	if (conn_event == RPMA_CONN_ESTABLISHED && cm_event->param.conn.private_data &&
+	    cm_event->param.conn.private_data_len) {
+		/*
+		 * The server's answer (active side). The bytes are gone once the
+		 * event is acknowledged: keep them. On the passive side the event
+		 * carries nothing and the client's request data stays.
+		 */
+		conn->set_private_data(cm_event->param.conn.private_data,
+				       cm_event->param.conn.private_data_len);
 	}
 
 	if (verbs::ack_cm_event(cm_event))

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -43,6 +44,15 @@ struct rpma_conn {
 	alignas(8) uint8_t flush_sink[8];
 	ibv_mr *flush_sink_mr;
 
+	void set_private_data(const void *data, uint8_t len)
+	{
+		if (data == nullptr)
+			len = 0;
+		if (len)
+			memcpy(private_data, data, len);
+		private_data_len = len;
+	}
+
 	/* Posts one send work request: one doorbell. */
 	int post_send(ibv_send_wr *wr);
 };
@@ -56,9 +66,12 @@ int conn_queues_destroy(rdma_cm_id *id, conn_queues *queues);
 
 /*
  * Wraps id (with its QP) and queues into a connection with its own event
- * channel. On failure the caller still owns id and queues.
+ * channel. private_data: what the connection knows of its peer so far (the
+ * client's request data, on the passive side). On failure the caller still
+ * owns id and queues.
  */
-int conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues, rpma_conn **conn_ptr);
+int conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues, const void *private_data,
+	     uint8_t private_data_len, rpma_conn **conn_ptr);
 
 } /* namespace rpma */
 

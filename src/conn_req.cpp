@@ -70,10 +70,9 @@ int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rp
 	req->id = event->id;
 	req->passive = true;
 	/* the event and its bytes go back to librdmacm when acknowledged: copy */
-	uint8_t len = event->param.conn.private_data_len;
-	if (event->param.conn.private_data == nullptr)
-		len = 0;
-	memcpy(req->private_data, event->param.conn.private_data, len);
+	const uint8_t len = event->param.conn.private_data ? event->param.conn.private_data_len : 0;
+	if (len)
+		memcpy(req->private_data, event->param.conn.private_data, len);
 	req->private_data_len = len;
 	*req_ptr = req;
 	return 0;
@@ -164,7 +163,8 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
 	 * the ESTABLISHED event cannot go to a channel nobody reads.
 	 */
 	rpma_conn *conn = nullptr;
-	int ret = conn_new(req->peer, req->id, req->queues, &conn);
+	int ret = conn_new(req->peer, req->id, req->queues, req->private_data,
+			   req->private_data_len, &conn);
 	if (ret) {
 		(void)conn_req_destroy(req, req->passive);
 		return ret;

@@ -84,13 +84,13 @@ int rpma_ep_shutdown(struct rpma_ep **ep_ptr)
 	if (ep == nullptr)
 		return 0;
 
-	int ret = 0;
+	/* the channel cannot go before its id: keep the endpoint whole to retry */
 	if (verbs::destroy_id(ep->id))
-		ret = RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
+		return RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
 	verbs::destroy_event_channel(ep->evch);
 	delete ep;
 	*ep_ptr = nullptr;
-	return ret;
+	return 0;
 }
 
 int rpma_ep_get_fd(const struct rpma_ep *ep, int *fd)

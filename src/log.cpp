@@ -64,9 +64,8 @@ void default_function(rpma_log_level level, const char *file_name, const int lin
 	const char *base = file_name ? strrchr(file_name, '/') : nullptr;
 	base = base ? base + 1 : (file_name ? file_name : "");
 
-	if (level <= thresholds[RPMA_LOG_THRESHOLD].load(std::memory_order_relaxed))
-		syslog(syslog_priority(level), "librpma: %s %s:%d %s: %s", level_name(level), base,
-		       line_no, function_name ? function_name : "", message);
+	syslog(syslog_priority(level), "librpma: %s %s:%d %s: %s", level_name(level), base,
+	       line_no, function_name ? function_name : "", message);
 	if (level <= thresholds[RPMA_LOG_THRESHOLD_AUX].load(std::memory_order_relaxed))
 		fprintf(stderr, "librpma: %s %s:%d %s: %s\n", level_name(level), base, line_no,
 			function_name ? function_name : "", message);

@@ -2,8 +2,8 @@
 /*
  * log.hpp -- the library's internal logging macros
  *
- * A message is formatted only when its level passes one of the thresholds,
- * so disabled logging costs one relaxed load on the hot path.
+ * A message is formatted only when its level passes the threshold, so
+ * disabled logging costs one relaxed load on the hot path.
  */
 
 #ifndef RPMA_LOG_HPP
@@ -17,10 +17,14 @@ namespace rpma::log {
 
 extern std::atomic<int> thresholds[RPMA_LOG_THRESHOLD_MAX];
 
+/*
+ * As in librpma 1.x, only messages at or above the primary threshold reach
+ * the log function; the auxiliary threshold selects which of those the
+ * default function also copies to stderr.
+ */
 inline bool enabled(rpma_log_level level)
 {
-	return level <= thresholds[RPMA_LOG_THRESHOLD].load(std::memory_order_relaxed) ||
-	       level <= thresholds[RPMA_LOG_THRESHOLD_AUX].load(std::memory_order_relaxed);
+	return level <= thresholds[RPMA_LOG_THRESHOLD].load(std::memory_order_relaxed);
 }
 
 void emit(rpma_log_level level, const char *file, int line, const char *func, const char *format,

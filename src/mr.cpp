@@ -112,13 +112,12 @@ int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 	if (mr == nullptr)
 		return 0;
 
-	int ret = 0;
+	/* a region the device still holds stays the caller's, to retry or to report */
 	if (verbs::dereg_mr(mr->mr))
-		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
-	/* nothing the caller could do would make a retry succeed */
+		return RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
 	delete mr;
 	*mr_ptr = nullptr;
-	return ret;
+	return 0;
 }
 
 int rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)

@@ -58,7 +58,7 @@ int rpma_peer::create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_
 	attr.sq_sig_all = 0;
 	attr.comp_mask = IBV_QP_INIT_ATTR_PD;
 	attr.pd = pd;
-#ifdef IBV_QP_EX_WITH_ATOMIC_WRITE
+#ifdef HAVE_IBV_ATOMIC_WRITE
 	if (native_atomic_write) {
 		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		attr.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -96,7 +96,7 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 	peer->context = ibv_ctx;
 	peer->pd = pd;
 	peer->odp_capable = rpma::odp_capable_from(attr);
-#ifdef IBV_QP_EX_WITH_ATOMIC_WRITE
+#ifdef HAVE_IBV_ATOMIC_WRITE
 	peer->native_atomic_write = (attr.device_cap_flags_ex & rpma::DEVICE_CAP_ATOMIC_WRITE) != 0;
 #else
 	peer->native_atomic_write = false;

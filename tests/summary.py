@@ -20,14 +20,16 @@ def main():
     build = sys.argv[1]
     log = build + '/meson-logs/testlog.json'
     # testlog.json of older meson names neither suite nor protocol
-    registered = {t['name']: t for t in json.loads(subprocess.run(
+    registered = {'%s / %s' % (t['suite'][0] if t['suite'] else '', t['name']): t
+                  for t in json.loads(subprocess.run(
         ['meson', 'introspect', '--tests', build], check=True, capture_output=True,
         text=True).stdout)}
     per_suite = defaultdict(lambda: [0, 0, 0])
     failed_names = []
     for line in open(log):
         t = json.loads(line)
-        info = registered.get(t['name'], {})
+        info = registered.get(t['name']) or registered.get(
+            next((k for k in registered if k.endswith(' / ' + t['name'])), ''), {})
         suite = (t.get('suite') or info.get('suite') or ['?'])[0].split(':')[-1]
         protocol = t.get('protocol') or info.get('protocol')
         counts = per_suite[suite]

@@ -135,7 +135,7 @@ int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
 		      uint64_t remote_addr, const void *src8)
 {
-#ifdef IBV_QP_EX_WITH_ATOMIC_WRITE
+#ifdef HAVE_IBV_ATOMIC_WRITE
 	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
 	if (qpx == nullptr) {
 		errno = EOPNOTSUPP;
