@@ -2,24 +2,43 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Sets up and runs every test: installs what is missing (Debian 12), builds
-# with warnings as errors, runs the unit, ABI, C++, man page, rdma and
+# with warnings as errors, runs the unit, ABI, fuzz, C++, man page, rdma and
 # example suites (rdma and examples over soft RoCE and soft iWARP in a
-# small VM when this host has no RDMA device), and prints
-# "N passed, N failed, N skipped" counting every test case.
+# small VM when this host has no RDMA device), runs the device-free suites
+# once more under AddressSanitizer and UndefinedBehaviorSanitizer, and
+# prints "N passed, N failed, N skipped" counting every test case.
 #
 # usage: ./test.sh [meson test arguments, e.g. --suite unit]
+#        (with arguments, only the main build runs them)
 set -euo pipefail
 cd "$(dirname "$0")"
 build=${RPMA_BUILD_DIR:-build}
+sanitize_build=${build}-sanitize
+jobs=$(nproc)
 
 tests/install-deps.sh test
 
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" -Dwerror=true -Dbuildtype=debugoptimized
 fi
-ninja -C "$build" -j"$(nproc)"
+ninja -C "$build" -j"$jobs"
 
 status=0
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@" || status=$?
-python3 tests/summary.py "$build" || status=1
+summaries=("$build")
+
+if [ $# -eq 0 ]; then
+	echo "rpma-ng: the device-free suites again, under ASan and UBSan"
+	if [ ! -f "$sanitize_build/build.ninja" ]; then
+		meson setup "$sanitize_build" -Dwerror=true -Db_sanitize=address,undefined \
+			-Db_lundef=false -Drdma_tests=disabled -Dman_checks=disabled >/dev/null
+	fi
+	ninja -C "$sanitize_build" -j"$jobs" >/dev/null
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C "$sanitize_build" --print-errorlogs --num-processes 2 \
+		--suite unit --suite cxx --suite fuzz --suite abi || status=$?
+	summaries+=("$sanitize_build:asan")
+fi
+
+python3 tests/summary.py "${summaries[@]}" || status=1
 exit $status

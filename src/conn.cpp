@@ -331,9 +331,16 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 	int queues_ret = conn_queues_destroy(conn->id, &conn->queues);
 	if (ret == 0)
 		ret = queues_ret;
-	if (verbs::destroy_id(conn->id) && ret == 0)
-		ret = RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
-	verbs::destroy_event_channel(conn->evch);
+	if (verbs::destroy_id(conn->id)) {
+		const int err = errno;
+		/* librdmacm forbids destroying a channel that still has an id: leave it */
+		RPMA_LOG_WARNING("the event channel of a connection whose id could not be "
+				 "destroyed is left open");
+		if (ret == 0)
+			ret = RPMA_PROVIDER_FAILED(err, "rdma_destroy_id");
+	} else {
+		verbs::destroy_event_channel(conn->evch);
+	}
 
 	delete conn;
 	*conn_ptr = nullptr;

@@ -5,7 +5,7 @@
 once. Prints one line per suite and the closing line 'N passed, N failed,
 N skipped'. Exits 1 when something failed.
 
-usage: summary.py BUILDDIR
+usage: summary.py BUILDDIR[:LABEL]...   (LABEL tags the suites of that build)
 """
 import json
 import re
@@ -16,21 +16,18 @@ from collections import defaultdict
 TAP = re.compile(r'^(not ok|ok)\b[^#]*(#\s*(SKIP|TODO)\b.*)?$', re.I)
 
 
-def main():
-    build = sys.argv[1]
+def count(build, label, per_suite, failed_names):
     log = build + '/meson-logs/testlog.json'
     # testlog.json of older meson names neither suite nor protocol
     registered = {'%s / %s' % (t['suite'][0] if t['suite'] else '', t['name']): t
                   for t in json.loads(subprocess.run(
         ['meson', 'introspect', '--tests', build], check=True, capture_output=True,
         text=True).stdout)}
-    per_suite = defaultdict(lambda: [0, 0, 0])
-    failed_names = []
     for line in open(log):
         t = json.loads(line)
         info = registered.get(t['name']) or registered.get(
             next((k for k in registered if k.endswith(' / ' + t['name'])), ''), {})
-        suite = (t.get('suite') or info.get('suite') or ['?'])[0].split(':')[-1]
+        suite = (t.get('suite') or info.get('suite') or ['?'])[0].split(':')[-1] + label
         protocol = t.get('protocol') or info.get('protocol')
         counts = per_suite[suite]
         tap_lines = [m for m in (TAP.match(l.strip()) for l in (t.get('stdout') or '').splitlines()) if m]
@@ -57,9 +54,16 @@ def main():
                 counts[1] += 1
                 failed_names.append(t['name'])
 
+
+def main():
+    per_suite = defaultdict(lambda: [0, 0, 0])
+    failed_names = []
+    for arg in sys.argv[1:]:
+        build, _, label = arg.partition(':')
+        count(build, '+' + label if label else '', per_suite, failed_names)
     total = [sum(c[i] for c in per_suite.values()) for i in range(3)]
     for suite, (p, f, s) in sorted(per_suite.items()):
-        print('  %-10s %4d passed, %d failed, %d skipped' % (suite, p, f, s))
+        print('  %-14s %4d passed, %d failed, %d skipped' % (suite, p, f, s))
     if failed_names:
         print('failed: ' + ', '.join(sorted(set(failed_names))))
     print('%d passed, %d failed, %d skipped' % tuple(total))
