@@ -151,12 +151,21 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
 			  const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr)
 {
 	RPMA_CHECK_ARG(req_ptr != nullptr && *req_ptr != nullptr);
-	RPMA_CHECK_ARG(conn_ptr != nullptr);
-	RPMA_CHECK_ARG(pdata == nullptr || (pdata->ptr != nullptr && pdata->len != 0));
 
-	/* from here on the request is consumed, whatever happens */
+	/*
+	 * From here on the request is consumed, whatever happens, as librpma
+	 * 1.x documents: a program written for it never deletes a request
+	 * after a failed connect, so keeping it would leak it and leave the
+	 * client waiting for an answer.
+	 */
 	rpma_conn_req *req = *req_ptr;
 	*req_ptr = nullptr;
+	if (conn_ptr == nullptr || (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0))) {
+		RPMA_LOG_ERROR("invalid argument: %s", conn_ptr == nullptr ? "conn_ptr == NULL"
+									 : "empty private data");
+		(void)conn_req_destroy(req, req->passive);
+		return RPMA_E_INVAL;
+	}
 
 	/*
 	 * The connection (and its own event channel) comes first, so that
