@@ -1,0 +1,882 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_conn_req.c -- rpma_conn_req_new, rpma_conn_req_delete,
+ * rpma_conn_req_connect, rpma_conn_req_recv, rpma_conn_req_get_private_data
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "fake_extra.h"
+#include "fixture.h"
+
+static char buf[256];
+
+/* rpma_conn_req_new */
+
+static void new__null_peer(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = FX_POISON;
+	FX_INVAL(rpma_conn_req_new(NULL, FX_ADDR, FX_PORT, NULL, &req));
+	assert_ptr_equal(req, FX_POISON);
+}
+
+static void new__null_addr(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = FX_POISON;
+	FX_INVAL(rpma_conn_req_new(fx_peer, NULL, FX_PORT, NULL, &req));
+	assert_ptr_equal(req, FX_POISON);
+}
+
+static void new__null_port(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = FX_POISON;
+	FX_INVAL(rpma_conn_req_new(fx_peer, FX_ADDR, NULL, NULL, &req));
+	assert_ptr_equal(req, FX_POISON);
+}
+
+static void new__null_req_ptr(void **state)
+{
+	(void)state;
+	FX_INVAL(rpma_conn_req_new(fx_peer, FX_ADDR, FX_PORT, NULL, NULL));
+}
+
+static void new__success(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = NULL;
+	assert_int_equal(rpma_conn_req_new(fx_peer, FX_ADDR, FX_PORT, NULL, &req), 0);
+	assert_non_null(req);
+
+	struct rdma_cm_id *id = fake_verbs_last_id();
+	assert_non_null(id);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_ID), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_RESOLVE_ADDR), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_RESOLVE_ROUTE), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_FREEADDRINFO), fake_verbs_calls(FAKE_GETADDRINFO));
+	assert_true(fake_verbs_calls(FAKE_GETADDRINFO) >= 1);
+	/* the QP: the default configuration has one CQ for both queues */
+	assert_non_null(id->qp);
+	assert_non_null(id->qp->send_cq);
+	assert_ptr_equal(id->qp->recv_cq, id->qp->send_cq);
+	assert_null(id->qp->srq);
+	assert_true(id->qp->send_cq->cqe >= 10);
+	/* not connected yet */
+	assert_int_equal(fake_verbs_calls(FAKE_CONNECT), 0);
+
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_null(req);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+static void new__cfg_sizes(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = fx_cfg(31, 17, false);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(cfg, &id);
+	assert_ptr_not_equal(id->qp->send_cq, id->qp->recv_cq);
+	assert_true(id->qp->send_cq->cqe >= 31);
+	assert_true(id->qp->recv_cq->cqe >= 17);
+	assert_non_null(id->qp->send_cq->channel);
+	assert_non_null(id->qp->recv_cq->channel);
+	assert_ptr_not_equal(id->qp->send_cq->channel, id->qp->recv_cq->channel);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_cfg_delete(&cfg);
+}
+
+static void new__shared_channel(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = fx_cfg(10, 10, true);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(cfg, &id);
+	assert_ptr_not_equal(id->qp->send_cq, id->qp->recv_cq);
+	assert_non_null(id->qp->send_cq->channel);
+	assert_ptr_equal(id->qp->send_cq->channel, id->qp->recv_cq->channel);
+	/* both CQs are armed for the shared channel */
+	assert_true(fake_verbs_cq_armed(id->qp->send_cq));
+	assert_true(fake_verbs_cq_armed(id->qp->recv_cq));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_cfg_delete(&cfg);
+}
+
+static void new__cfg_is_not_kept(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = fx_cfg(10, 5, false);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(cfg, &id);
+	/* the request does not depend on the configuration object */
+	fx_cfg_delete(&cfg);
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	struct rpma_cq *rcq = NULL;
+	assert_int_equal(rpma_conn_get_rcq(conn, &rcq), 0);
+	assert_non_null(rcq);
+	fx_conn_delete(&conn);
+}
+
+static void new__resolution(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	/* the address and port as given, resolved as a destination */
+	assert_string_equal(fake_verbs_last_getaddrinfo_node(), FX_ADDR);
+	assert_string_equal(fake_verbs_last_getaddrinfo_service(), FX_PORT);
+	assert_int_equal(fake_verbs_last_getaddrinfo_flags() & RAI_PASSIVE, 0);
+	/* with the default timeout */
+	assert_int_equal(fake_verbs_last_timeout(FAKE_RESOLVE_ADDR), RPMA_DEFAULT_TIMEOUT_MS);
+	assert_int_equal(fake_verbs_last_timeout(FAKE_RESOLVE_ROUTE), RPMA_DEFAULT_TIMEOUT_MS);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+static void new__cfg_timeout_and_queues(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = fx_cfg(10, 0, false);
+	assert_int_equal(rpma_conn_cfg_set_timeout(cfg, 4321), 0);
+	assert_int_equal(rpma_conn_cfg_set_sq_size(cfg, 33), 0);
+	assert_int_equal(rpma_conn_cfg_set_rq_size(cfg, 44), 0);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(cfg, &id);
+	assert_int_equal(fake_verbs_last_timeout(FAKE_RESOLVE_ADDR), 4321);
+	assert_int_equal(fake_verbs_last_timeout(FAKE_RESOLVE_ROUTE), 4321);
+	const struct ibv_qp_init_attr_ex *attr = fake_verbs_qp_init_attr(id->qp);
+	assert_non_null(attr);
+	assert_int_equal(attr->qp_type, IBV_QPT_RC);
+	assert_int_equal(attr->cap.max_send_wr, 33);
+	assert_int_equal(attr->cap.max_recv_wr, 44);
+	assert_null(attr->srq);
+	/* every work request asks for its own completion */
+	assert_int_equal(attr->sq_sig_all, 0);
+	/* room for the inline 8-byte atomic write */
+	assert_true(attr->cap.max_inline_data >= 8);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_cfg_delete(&cfg);
+}
+
+static void new__address_not_numeric(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = FX_POISON;
+	/* the fake resolves numeric addresses only, like a host without DNS */
+	assert_int_equal(rpma_conn_req_new(fx_peer, "no.such.host.invalid", FX_PORT, NULL, &req),
+			 RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EADDRNOTAVAIL);
+	assert_ptr_equal(req, FX_POISON);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+struct new_arg {
+	struct rpma_conn_cfg *cfg;
+	struct rpma_conn_req *req;
+};
+
+static void new_prelude(void *arg)
+{
+	((struct new_arg *)arg)->req = FX_POISON;
+}
+
+static int new_run(void *arg)
+{
+	struct new_arg *a = arg;
+	return rpma_conn_req_new(fx_peer, FX_ADDR, FX_PORT, a->cfg, &a->req);
+}
+
+static void new_untouched(void *arg)
+{
+	assert_ptr_equal(((struct new_arg *)arg)->req, FX_POISON);
+}
+
+static void new_cleanup(void *arg, bool succeeded)
+{
+	if (succeeded)
+		assert_int_equal(rpma_conn_req_delete(&((struct new_arg *)arg)->req), 0);
+}
+
+static const struct fx_ctor new_ctor = {
+	.prelude = new_prelude,
+	.run = new_run,
+	.untouched = new_untouched,
+	.cleanup = new_cleanup,
+};
+
+static void new__each_provider_failure(void **state)
+{
+	(void)state;
+	struct new_arg arg = { 0 };
+	/* address info, id, resolve address, resolve route, channel, CQ, QP */
+	assert_true(fx_each_provider_failure(&new_ctor, &arg, EPROTO) >= 7);
+}
+
+static void new__each_provider_failure_rcq(void **state)
+{
+	(void)state;
+	struct new_arg arg = { 0 };
+	arg.cfg = fx_cfg(8, 8, false);
+	assert_true(fx_each_provider_failure(&new_ctor, &arg, EPROTO) >= 9);
+	fx_cfg_delete(&arg.cfg);
+}
+
+static void new__each_provider_failure_rcq_shared(void **state)
+{
+	(void)state;
+	struct new_arg arg = { 0 };
+	arg.cfg = fx_cfg(8, 8, true);
+	assert_true(fx_each_provider_failure(&new_ctor, &arg, EPROTO) >= 8);
+	fx_cfg_delete(&arg.cfg);
+}
+
+static void new__route_fails(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = FX_POISON;
+	fake_verbs_fail(FAKE_RESOLVE_ROUTE, 1, ETIMEDOUT);
+	assert_int_equal(rpma_conn_req_new(fx_peer, FX_ADDR, FX_PORT, NULL, &req), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ETIMEDOUT);
+	assert_ptr_equal(req, FX_POISON);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_QP_EX), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_ID), 1);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+/* rpma_conn_req_delete */
+
+static void delete__null_req_ptr(void **state)
+{
+	(void)state;
+	FX_INVAL(rpma_conn_req_delete(NULL));
+}
+
+static void delete__null_req(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = NULL;
+	FX_REFUSED(0, rpma_conn_req_delete(&req));
+	assert_null(req);
+}
+
+static void delete__active(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_null(req);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_QP), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_ID), 1);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+static void delete__passive_rejects(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_null(req);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
+	/* the CONNECT_REQUEST event is acknowledged, the incoming id destroyed */
+	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 1);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void delete__passive_reject_fails(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	fake_verbs_fail(FAKE_REJECT, 1, ECONNRESET);
+	assert_int_equal(rpma_conn_req_delete(&req), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ECONNRESET);
+	assert_null(req);
+	/* a failed reject does not stop the clean-up */
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void delete__destroy_cq_fails(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(NULL, &id);
+	struct ibv_cq *icq = id->qp->send_cq;
+	struct ibv_comp_channel *ich = icq->channel;
+	fake_verbs_fail(FAKE_DESTROY_CQ, 1, EBUSY);
+	assert_int_equal(rpma_conn_req_delete(&req), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EBUSY);
+	assert_null(req);
+	/* the id is destroyed all the same; only the CQ (and the channel it holds) stay */
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_ID), 1);
+	assert_true(fake_verbs_live_objects() - base <= 2);
+	assert_int_equal(fx_extra_cq_destroy(icq), 0);
+	if (fake_verbs_live_objects() != base)
+		assert_int_equal(fx_extra_comp_channel_destroy(ich), 0);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+/* rpma_conn_req_connect */
+
+static void connect__null_req_ptr(void **state)
+{
+	(void)state;
+	struct rpma_conn *conn = FX_POISON;
+	FX_INVAL(rpma_conn_req_connect(NULL, NULL, &conn));
+	assert_ptr_equal(conn, FX_POISON);
+}
+
+static void connect__null_req(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = FX_POISON;
+	FX_INVAL(rpma_conn_req_connect(&req, NULL, &conn));
+	assert_ptr_equal(conn, FX_POISON);
+}
+
+/*
+ * An invalid argument next to a valid request: no connection is initiated,
+ * and the request is consumed (librpma 1.x: "on failure *req_ptr is
+ * consumed and set to NULL"), rejecting a passive one, with nothing leaked.
+ */
+static void connect_refused(const struct rpma_conn_private_data *pdata, bool with_conn_ptr)
+{
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct rpma_conn *conn = FX_POISON;
+	assert_int_equal(rpma_conn_req_connect(&req, pdata, with_conn_ptr ? &conn : NULL),
+			 RPMA_E_INVAL);
+	assert_ptr_equal(conn, FX_POISON);
+	assert_int_equal(fake_verbs_calls(FAKE_CONNECT), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_EVENT_CHANNEL), 0);
+	assert_null(req);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+static void connect__null_conn_ptr(void **state)
+{
+	(void)state;
+	connect_refused(NULL, false);
+}
+
+static void connect__pdata_len_zero(void **state)
+{
+	(void)state;
+	struct rpma_conn_private_data pdata = { buf, 0 };
+	connect_refused(&pdata, true);
+}
+
+static void connect__pdata_ptr_null(void **state)
+{
+	(void)state;
+	struct rpma_conn_private_data pdata = { NULL, 8 };
+	connect_refused(&pdata, true);
+}
+
+static void connect__active(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(NULL, &id);
+	char hello[] = "hello from the client";
+	struct rpma_conn_private_data pdata = { hello, sizeof(hello) };
+	struct rpma_conn *conn = NULL;
+
+	assert_int_equal(rpma_conn_req_connect(&req, &pdata, &conn), 0);
+	assert_null(req);
+	assert_non_null(conn);
+	assert_int_equal(fake_verbs_calls(FAKE_CONNECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
+
+	uint8_t len = 0;
+	const void *sent = fake_verbs_last_conn_pdata(&len);
+	assert_int_equal(len, sizeof(hello));
+	assert_non_null(sent);
+	assert_memory_equal(sent, hello, sizeof(hello));
+
+	/* the connection has its own event channel */
+	assert_non_null(id->channel);
+	int fd = -1;
+	assert_int_equal(rpma_conn_get_event_fd(conn, &fd), 0);
+	assert_int_equal(fd, id->channel->fd);
+	uint32_t qp_num = 0;
+	assert_int_equal(rpma_conn_get_qp_num(conn, &qp_num), 0);
+	assert_int_equal(qp_num, id->qp->qp_num);
+
+	fx_conn_delete(&conn);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+static void connect__active_no_pdata(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	uint8_t len = 0xff;
+	(void)fake_verbs_last_conn_pdata(&len);
+	assert_int_equal(len, 0);
+	fx_conn_delete(&conn);
+}
+
+static void connect__passive(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, "req", 4, &id);
+	char welcome[] = "welcome, client";
+	struct rpma_conn_private_data pdata = { welcome, sizeof(welcome) };
+	struct rpma_conn *conn = NULL;
+
+	assert_int_equal(rpma_conn_req_connect(&req, &pdata, &conn), 0);
+	assert_null(req);
+	assert_non_null(conn);
+	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_CONNECT), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
+	/* the CONNECT_REQUEST event is acknowledged once accepted */
+	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 1);
+
+	uint8_t len = 0;
+	const void *sent = fake_verbs_last_conn_pdata(&len);
+	assert_int_equal(len, sizeof(welcome));
+	assert_memory_equal(sent, welcome, sizeof(welcome));
+
+	/* its events come on its own channel, not on the endpoint's */
+	assert_non_null(id->channel);
+	assert_ptr_not_equal(id->channel, evch);
+	int fd = -1, ep_fd = -1;
+	assert_int_equal(rpma_conn_get_event_fd(conn, &fd), 0);
+	assert_int_equal(rpma_ep_get_fd(ep, &ep_fd), 0);
+	assert_int_equal(fd, id->channel->fd);
+	assert_int_not_equal(fd, ep_fd);
+
+	fx_conn_delete(&conn);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void connect__connect_fails(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_CONNECT, 1, ECONNREFUSED);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ECONNREFUSED);
+	assert_null(req);
+	assert_ptr_equal(conn, FX_POISON);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+static void connect__accept_fails(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_ACCEPT, 1, ECONNABORTED);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ECONNABORTED);
+	assert_null(req);
+	assert_ptr_equal(conn, FX_POISON);
+	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 1);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void connect__pdata_too_long(void **state)
+{
+	(void)state;
+	/* rdma_connect carries at most 56 bytes: the provider refuses more */
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	static char big[57];
+	struct rpma_conn_private_data pdata = { big, sizeof(big) };
+	struct rpma_conn *conn = FX_POISON;
+	assert_int_equal(rpma_conn_req_connect(&req, &pdata, &conn), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EINVAL);
+	assert_null(req);
+	assert_ptr_equal(conn, FX_POISON);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+static void connect__passive_pdata_196(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	static char big[196];
+	memset(big, 0x3c, sizeof(big));
+	struct rpma_conn_private_data pdata = { big, sizeof(big) };
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, &pdata, &conn), 0);
+	uint8_t len = 0;
+	const void *sent = fake_verbs_last_conn_pdata(&len);
+	assert_int_equal(len, sizeof(big));
+	assert_memory_equal(sent, big, sizeof(big));
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
+static void connect__reject_only_on_its_id(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id1 = NULL, *id2 = NULL;
+	struct rpma_conn_req *req1 = fx_req_passive(ep, evch, NULL, NULL, 0, &id1);
+	struct rpma_conn_req *req2 = fx_req_passive(ep, evch, NULL, NULL, 0, &id2);
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req1, NULL, &conn), 0);
+	assert_int_equal(fake_verbs_id_calls(id1, FAKE_ACCEPT), 1);
+	assert_int_equal(fake_verbs_id_calls(id2, FAKE_ACCEPT), 0);
+	assert_int_equal(rpma_conn_req_delete(&req2), 0);
+	assert_int_equal(fake_verbs_id_calls(id1, FAKE_REJECT), 0);
+	assert_false(fake_verbs_id_live(id2));
+	assert_true(fake_verbs_id_live(id1));
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
+struct connect_arg {
+	bool passive;
+	struct rpma_conn_cfg *cfg;
+	struct rpma_ep *ep;
+	struct rdma_event_channel *evch;
+	struct rpma_conn_req *req;
+	struct rpma_conn *conn;
+};
+
+static void connect_setup(void *arg)
+{
+	struct connect_arg *a = arg;
+	if (a->passive)
+		a->ep = fx_listen(&a->evch);
+}
+
+static void connect_prelude(void *arg)
+{
+	struct connect_arg *a = arg;
+	a->conn = FX_POISON;
+	if (a->passive)
+		a->req = fx_req_passive(a->ep, a->evch, a->cfg, "pd", 2, NULL);
+	else
+		a->req = fx_req_active(a->cfg, NULL);
+}
+
+static int connect_run(void *arg)
+{
+	struct connect_arg *a = arg;
+	static char pd[] = "private";
+	struct rpma_conn_private_data pdata = { pd, sizeof(pd) };
+	int ret = rpma_conn_req_connect(&a->req, &pdata, &a->conn);
+	/* consumed whatever happened */
+	assert_null(a->req);
+	return ret;
+}
+
+static void connect_untouched(void *arg)
+{
+	assert_ptr_equal(((struct connect_arg *)arg)->conn, FX_POISON);
+}
+
+static void connect_cleanup(void *arg, bool succeeded)
+{
+	struct connect_arg *a = arg;
+	if (succeeded)
+		fx_conn_delete(&a->conn);
+	if (a->passive)
+		fx_shutdown(&a->ep);
+}
+
+static const struct fx_ctor connect_ctor = {
+	.setup = connect_setup,
+	.prelude = connect_prelude,
+	.run = connect_run,
+	.untouched = connect_untouched,
+	.cleanup = connect_cleanup,
+};
+
+static void connect__each_provider_failure_active(void **state)
+{
+	(void)state;
+	struct connect_arg arg = { 0 };
+	/* at least: event channel, migration, connect */
+	assert_true(fx_each_provider_failure(&connect_ctor, &arg, EPROTO) >= 3);
+}
+
+static void connect__each_provider_failure_passive(void **state)
+{
+	(void)state;
+	struct connect_arg arg = { 0 };
+	arg.passive = true;
+	/* at least: accept, event channel, migration */
+	assert_true(fx_each_provider_failure(&connect_ctor, &arg, EPROTO) >= 3);
+}
+
+static void connect__each_provider_failure_active_rcq(void **state)
+{
+	(void)state;
+	struct connect_arg arg = { 0 };
+	arg.cfg = fx_cfg(4, 4, true);
+	assert_true(fx_each_provider_failure(&connect_ctor, &arg, EPROTO) >= 3);
+	fx_cfg_delete(&arg.cfg);
+}
+
+/* rpma_conn_req_recv */
+
+static void recv__null_req(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = fx_mr(buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	FX_INVAL(rpma_conn_req_recv(NULL, mr, 0, 8, buf));
+	assert_int_equal(fake_verbs_recvs(), 0);
+	fx_mr_dereg(&mr);
+}
+
+static void recv__null_dst_with_len(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	FX_INVAL(rpma_conn_req_recv(req, NULL, 0, 8, buf));
+	assert_int_equal(fake_verbs_recvs(), 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+static void recv__beyond_region(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = fx_mr(buf, 64, RPMA_MR_USAGE_RECV);
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	FX_INVAL(rpma_conn_req_recv(req, mr, 60, 8, buf));
+	FX_INVAL(rpma_conn_req_recv(req, mr, 65, 0, buf));
+	FX_INVAL(rpma_conn_req_recv(req, mr, SIZE_MAX, 2, buf));
+	assert_int_equal(fake_verbs_recvs(), 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_mr_dereg(&mr);
+}
+
+static void recv__active(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = fx_mr(buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(NULL, &id);
+	int ctx = 0;
+	assert_int_equal(rpma_conn_req_recv(req, mr, 16, 32, &ctx), 0);
+	assert_int_equal(fake_verbs_recvs(), 1);
+	const struct fake_recv_record *r = fake_verbs_recv(0);
+	assert_ptr_equal(r->qp, id->qp);
+	assert_null(r->srq);
+	assert_int_equal(r->wr.wr_id, (uintptr_t)&ctx);
+	assert_int_equal(r->wr.num_sge, 1);
+	assert_int_equal(r->sge[0].addr, (uintptr_t)buf + 16);
+	assert_int_equal(r->sge[0].length, 32);
+	assert_int_equal(fake_verbs_sends(), 0);
+	/* the receive stays posted when the request becomes a connection */
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	assert_int_equal(fake_verbs_recvs(), 1);
+	fx_conn_delete(&conn);
+	fx_mr_dereg(&mr);
+}
+
+static void recv__passive(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = fx_mr(buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	assert_int_equal(rpma_conn_req_recv(req, mr, 0, sizeof(buf), buf + 1), 0);
+	assert_int_equal(fake_verbs_recvs(), 1);
+	const struct fake_recv_record *r = fake_verbs_recv(0);
+	assert_ptr_equal(r->qp, id->qp);
+	assert_int_equal(r->wr.wr_id, (uintptr_t)(buf + 1));
+	assert_int_equal(r->sge[0].addr, (uintptr_t)buf);
+	assert_int_equal(r->sge[0].length, sizeof(buf));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+	fx_mr_dereg(&mr);
+}
+
+static void recv__same_lkey_as_conn_recv(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = fx_mr(buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	struct rpma_mr_local *other = fx_mr(buf + 128, 64, RPMA_MR_USAGE_RECV);
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	assert_int_equal(rpma_conn_req_recv(req, mr, 0, 8, NULL), 0);
+	assert_int_equal(rpma_conn_req_recv(req, other, 0, 8, NULL), 0);
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	assert_int_equal(rpma_recv(conn, mr, 8, 8, NULL), 0);
+	assert_int_equal(fake_verbs_recvs(), 3);
+	/* the key of the region, whichever object posts */
+	assert_int_equal(fake_verbs_recv(0)->sge[0].lkey, fx_lkey_of(buf, sizeof(buf)));
+	assert_int_equal(fake_verbs_recv(1)->sge[0].lkey, fx_lkey_of(buf + 128, 64));
+	assert_int_equal(fake_verbs_recv(2)->sge[0].lkey, fx_lkey_of(buf, sizeof(buf)));
+	fx_conn_delete(&conn);
+	fx_mr_dereg(&other);
+	fx_mr_dereg(&mr);
+}
+
+static void recv__post_fails(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = fx_mr(buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	fake_verbs_fail(FAKE_POST_RECV, 1, ENOMEM);
+	assert_int_equal(rpma_conn_req_recv(req, mr, 0, 8, NULL), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
+	/* the request is intact */
+	assert_int_equal(rpma_conn_req_recv(req, mr, 0, 8, NULL), 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_mr_dereg(&mr);
+}
+
+/* rpma_conn_req_get_private_data */
+
+static void get_private_data__null_req(void **state)
+{
+	(void)state;
+	struct rpma_conn_private_data pdata = { FX_POISON, 77 };
+	FX_INVAL(rpma_conn_req_get_private_data(NULL, &pdata));
+	assert_ptr_equal(pdata.ptr, FX_POISON);
+	assert_int_equal(pdata.len, 77);
+}
+
+static void get_private_data__null_pdata(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	FX_INVAL(rpma_conn_req_get_private_data(req, NULL));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+static void get_private_data__passive(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	uint8_t sent[56];
+	for (unsigned i = 0; i < sizeof(sent); i++)
+		sent[i] = (uint8_t)(0xa0 + i);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, sent, sizeof(sent), NULL);
+	struct rpma_conn_private_data pdata = { NULL, 0 };
+	assert_int_equal(rpma_conn_req_get_private_data(req, &pdata), 0);
+	assert_int_equal(pdata.len, sizeof(sent));
+	assert_non_null(pdata.ptr);
+	assert_memory_equal(pdata.ptr, sent, sizeof(sent));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+static void get_private_data__passive_none(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rpma_conn_private_data pdata = { FX_POISON, 77 };
+	assert_int_equal(rpma_conn_req_get_private_data(req, &pdata), 0);
+	assert_int_equal(pdata.len, 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+static void get_private_data__active(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct rpma_conn_private_data pdata = { FX_POISON, 77 };
+	assert_int_equal(rpma_conn_req_get_private_data(req, &pdata), 0);
+	assert_int_equal(pdata.len, 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
+		T(new__null_peer),
+		T(new__null_addr),
+		T(new__null_port),
+		T(new__null_req_ptr),
+		T(new__success),
+		T(new__cfg_sizes),
+		T(new__shared_channel),
+		T(new__cfg_is_not_kept),
+		T(new__resolution),
+		T(new__cfg_timeout_and_queues),
+		T(new__address_not_numeric),
+		T(new__each_provider_failure),
+		T(new__each_provider_failure_rcq),
+		T(new__each_provider_failure_rcq_shared),
+		T(new__route_fails),
+		T(delete__null_req_ptr),
+		T(delete__null_req),
+		T(delete__active),
+		T(delete__passive_rejects),
+		T(delete__passive_reject_fails),
+		T(delete__destroy_cq_fails),
+		T(connect__null_req_ptr),
+		T(connect__null_req),
+		T(connect__null_conn_ptr),
+		T(connect__pdata_len_zero),
+		T(connect__pdata_ptr_null),
+		T(connect__active),
+		T(connect__active_no_pdata),
+		T(connect__passive),
+		T(connect__connect_fails),
+		T(connect__accept_fails),
+		T(connect__pdata_too_long),
+		T(connect__passive_pdata_196),
+		T(connect__reject_only_on_its_id),
+		T(connect__each_provider_failure_active),
+		T(connect__each_provider_failure_passive),
+		T(connect__each_provider_failure_active_rcq),
+		T(recv__null_req),
+		T(recv__null_dst_with_len),
+		T(recv__beyond_region),
+		T(recv__active),
+		T(recv__passive),
+		T(recv__same_lkey_as_conn_recv),
+		T(recv__post_fails),
+		T(get_private_data__null_req),
+		T(get_private_data__null_pdata),
+		T(get_private_data__passive),
+		T(get_private_data__passive_none),
+		T(get_private_data__active),
+#undef T
+	};
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	return cmocka_run_group_tests_name("conn_req", tests, NULL, NULL);
+}
