@@ -1,0 +1,1451 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rpma.hpp -- a thin, header-only C++ layer over librpma.h
+ *
+ * Every librpma object that has a delete function gets a move-only owner
+ * (rpma::peer, peer_cfg, mr_local, mr_remote, conn_cfg, conn_req, conn, ep,
+ * srq, srq_cfg) whose destructor calls that function; a completion queue,
+ * which belongs to its connection or shared RQ, gets a non-owning view
+ * (rpma::cq).
+ *
+ * Naming: rpma_<object>_<verb>(obj, args...) is obj.<verb>(args...);
+ * rpma_<object>_new is <object>::create (rpma_mr_reg is mr_local::reg,
+ * rpma_ep_listen is ep::listen, the *_from_descriptor functions keep their
+ * names); a function of no object, rpma_<name>, is rpma::<name>
+ * (rpma::utils_get_ibv_context, rpma::log_set_threshold, ...).
+ *
+ * Errors: every call that can fail returns rpma::result<T> (T, or an
+ * RPMA_E_* code seen as a std::error_code of rpma::category()). Nothing here
+ * throws; the header compiles with -fno-exceptions and -fno-rtti. The data
+ * path (posting, polling) is inline and allocation-free: each call is the C
+ * call plus a test of its return value.
+ *
+ * Buffers are rpma::span, which is std::span when the standard library has
+ * it (C++20) and a minimal equivalent otherwise (C++17).
+ */
+
+#ifndef RPMA_HPP
+#define RPMA_HPP 1
+
+#include <librpma.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <new>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+#if defined(__has_include)
+#if __has_include(<version>)
+#include <version>
+#endif
+#endif
+
+#if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
+#include <span>
+/* rpma::span is std::span */
+#define RPMA_HPP_STD_SPAN 1
+#endif
+
+namespace rpma {
+
+/* ------------------------------------------------------------------ errors */
+
+/* The RPMA_E_* codes by name. */
+enum class errc : int {
+	unknown = RPMA_E_UNKNOWN,
+	nosupp = RPMA_E_NOSUPP,
+	provider = RPMA_E_PROVIDER,
+	nomem = RPMA_E_NOMEM,
+	inval = RPMA_E_INVAL,
+	no_completion = RPMA_E_NO_COMPLETION,
+	no_event = RPMA_E_NO_EVENT,
+	again = RPMA_E_AGAIN,
+	shared_channel = RPMA_E_SHARED_CHANNEL,
+	not_shared_chnl = RPMA_E_NOT_SHARED_CHNL,
+};
+
+/* The macro name of an RPMA_E_* code ("RPMA_E_INVAL"), nullptr if none. */
+constexpr const char *errc_name(int code) noexcept
+{
+	switch (code) {
+	case RPMA_E_UNKNOWN:
+		return "RPMA_E_UNKNOWN";
+	case RPMA_E_NOSUPP:
+		return "RPMA_E_NOSUPP";
+	case RPMA_E_PROVIDER:
+		return "RPMA_E_PROVIDER";
+	case RPMA_E_NOMEM:
+		return "RPMA_E_NOMEM";
+	case RPMA_E_INVAL:
+		return "RPMA_E_INVAL";
+	case RPMA_E_NO_COMPLETION:
+		return "RPMA_E_NO_COMPLETION";
+	case RPMA_E_NO_EVENT:
+		return "RPMA_E_NO_EVENT";
+	case RPMA_E_AGAIN:
+		return "RPMA_E_AGAIN";
+	case RPMA_E_SHARED_CHANNEL:
+		return "RPMA_E_SHARED_CHANNEL";
+	case RPMA_E_NOT_SHARED_CHNL:
+		return "RPMA_E_NOT_SHARED_CHNL";
+	default:
+		return nullptr;
+	}
+}
+
+namespace detail {
+
+class rpma_error_category final : public std::error_category {
+public:
+	constexpr rpma_error_category() noexcept = default;
+
+	const char *name() const noexcept override
+	{
+		return "rpma";
+	}
+
+	std::string message(int code) const override
+	{
+		return rpma_err_2str(code);
+	}
+
+	/* lets an rpma code compare equal to the matching std::errc */
+	std::error_condition default_error_condition(int code) const noexcept override
+	{
+		switch (code) {
+		case RPMA_E_NOSUPP:
+			return std::make_error_condition(std::errc::not_supported);
+		case RPMA_E_NOMEM:
+			return std::make_error_condition(std::errc::not_enough_memory);
+		case RPMA_E_INVAL:
+			return std::make_error_condition(std::errc::invalid_argument);
+		case RPMA_E_AGAIN:
+			return std::make_error_condition(
+				std::errc::resource_unavailable_try_again);
+		default:
+			return std::error_condition(code, *this);
+		}
+	}
+};
+
+} /* namespace detail */
+
+/* The category of the RPMA_E_* codes: name "rpma", messages of rpma_err_2str. */
+inline const std::error_category &category() noexcept
+{
+	static const detail::rpma_error_category instance;
+	return instance;
+}
+
+inline std::error_code make_error_code(errc e) noexcept
+{
+	return std::error_code(static_cast<int>(e), category());
+}
+
+/*
+ * The errno of the calling thread's last failed rdma-core call: the cause
+ * behind errc::provider (an empty error_code when none failed).
+ */
+inline std::error_code provider_error() noexcept
+{
+	return std::error_code(rpma_err_get_provider_error(), std::generic_category());
+}
+
+} /* namespace rpma */
+
+namespace std {
+template <> struct is_error_code_enum<rpma::errc> : true_type {
+};
+} /* namespace std */
+
+namespace rpma {
+
+/* ------------------------------------------------------------------ result */
+
+namespace detail {
+
+[[noreturn]] inline void bad_result_access(int code) noexcept
+{
+	std::fprintf(stderr, "rpma::result: value() of a failed call (%s)\n",
+		     rpma_err_2str(code));
+	std::abort();
+}
+
+struct failure_t {
+};
+struct value_t {
+};
+
+template <class T>
+constexpr bool trivial_value =
+	std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value;
+
+/* trivially copyable values (numbers, views, rpma_completion): trivial copies */
+template <class T, bool = trivial_value<T>> struct result_storage {
+	int code_;
+	union {
+		char none_;
+		T value_;
+	};
+
+	constexpr result_storage(failure_t, int code) noexcept : code_(code), none_()
+	{
+	}
+	constexpr result_storage(value_t, const T &value) noexcept : code_(0), value_(value)
+	{
+	}
+};
+
+/* owners: move-only, the value is destroyed only when there is one */
+template <class T> struct result_storage<T, false> {
+	static_assert(std::is_nothrow_move_constructible<T>::value,
+		      "rpma::result<T> needs a T that moves without throwing");
+
+	int code_;
+	union {
+		char none_;
+		T value_;
+	};
+
+	result_storage(failure_t, int code) noexcept : code_(code), none_()
+	{
+	}
+	result_storage(value_t, T &&value) noexcept : code_(0)
+	{
+		::new (static_cast<void *>(&value_)) T(std::move(value));
+	}
+	result_storage(result_storage &&other) noexcept : code_(other.code_)
+	{
+		if (code_ == 0)
+			::new (static_cast<void *>(&value_)) T(std::move(other.value_));
+	}
+	result_storage &operator=(result_storage &&other) noexcept
+	{
+		if (this != &other) {
+			destroy();
+			code_ = other.code_;
+			if (code_ == 0)
+				::new (static_cast<void *>(&value_)) T(std::move(other.value_));
+		}
+		return *this;
+	}
+	result_storage(const result_storage &) = delete;
+	result_storage &operator=(const result_storage &) = delete;
+	~result_storage()
+	{
+		destroy();
+	}
+
+private:
+	void destroy() noexcept
+	{
+		if (code_ == 0)
+			value_.~T();
+		code_ = RPMA_E_UNKNOWN;
+	}
+};
+
+} /* namespace detail */
+
+/*
+ * The outcome of a call: a T, or an RPMA_E_* code. As std::optional and
+ * std::expected: operator bool / has_value() tell which; *r and r-> give
+ * the value without a check; value() checks and aborts the program when
+ * there is none (there are no exceptions to throw); error() is the code as
+ * a std::error_code of rpma::category() (empty on success); code() is the
+ * raw RPMA_E_* value (0 on success).
+ */
+template <class T> class [[nodiscard]] result {
+	static_assert(!std::is_reference<T>::value && !std::is_void<T>::value,
+		      "rpma::result<T> holds an object");
+
+public:
+	using value_type = T;
+
+	/* a success holding value */
+	result(const T &value) noexcept : s_(detail::value_t{}, value)
+	{
+	}
+	result(T &&value) noexcept : s_(detail::value_t{}, std::move(value))
+	{
+	}
+	/* a failure */
+	result(errc e) noexcept : s_(detail::failure_t{}, static_cast<int>(e))
+	{
+	}
+
+	/* the failure a C call reported (a code of 0 is no failure: unknown) */
+	static result from_code(int code) noexcept
+	{
+		return result(detail::failure_t{}, code != 0 ? code : RPMA_E_UNKNOWN);
+	}
+
+	bool has_value() const noexcept
+	{
+		return s_.code_ == 0;
+	}
+	explicit operator bool() const noexcept
+	{
+		return s_.code_ == 0;
+	}
+
+	int code() const noexcept
+	{
+		return s_.code_;
+	}
+	std::error_code error() const noexcept
+	{
+		return s_.code_ != 0 ? std::error_code(s_.code_, category()) : std::error_code();
+	}
+
+	T &value() & noexcept
+	{
+		check();
+		return s_.value_;
+	}
+	const T &value() const & noexcept
+	{
+		check();
+		return s_.value_;
+	}
+	T &&value() && noexcept
+	{
+		check();
+		return std::move(s_.value_);
+	}
+
+	T &operator*() & noexcept
+	{
+		return s_.value_;
+	}
+	const T &operator*() const & noexcept
+	{
+		return s_.value_;
+	}
+	T &&operator*() && noexcept
+	{
+		return std::move(s_.value_);
+	}
+	T *operator->() noexcept
+	{
+		return &s_.value_;
+	}
+	const T *operator->() const noexcept
+	{
+		return &s_.value_;
+	}
+
+	template <class U> T value_or(U &&fallback) const & noexcept
+	{
+		return has_value() ? s_.value_ : static_cast<T>(std::forward<U>(fallback));
+	}
+	template <class U> T value_or(U &&fallback) && noexcept
+	{
+		return has_value() ? std::move(s_.value_) : static_cast<T>(std::forward<U>(fallback));
+	}
+
+private:
+	result(detail::failure_t, int code) noexcept : s_(detail::failure_t{}, code)
+	{
+	}
+	void check() const noexcept
+	{
+		if (s_.code_ != 0)
+			detail::bad_result_access(s_.code_);
+	}
+
+	detail::result_storage<T> s_;
+};
+
+/* The outcome of a call that gives nothing back: an RPMA_E_* code, 0 = success. */
+template <> class [[nodiscard]] result<void> {
+public:
+	using value_type = void;
+
+	constexpr result() noexcept = default;
+	constexpr result(errc e) noexcept : code_(static_cast<int>(e))
+	{
+	}
+
+	/* what a C call returned: 0 or an RPMA_E_* code */
+	static constexpr result from_code(int code) noexcept
+	{
+		return result(code, 0);
+	}
+
+	constexpr bool has_value() const noexcept
+	{
+		return code_ == 0;
+	}
+	constexpr explicit operator bool() const noexcept
+	{
+		return code_ == 0;
+	}
+	constexpr int code() const noexcept
+	{
+		return code_;
+	}
+	std::error_code error() const noexcept
+	{
+		return code_ != 0 ? std::error_code(code_, category()) : std::error_code();
+	}
+	void value() const noexcept
+	{
+		if (code_ != 0)
+			detail::bad_result_access(code_);
+	}
+
+private:
+	constexpr result(int code, int) noexcept : code_(code)
+	{
+	}
+
+	int code_ = 0;
+};
+
+/* -------------------------------------------------------------------- span */
+
+#ifdef RPMA_HPP_STD_SPAN
+
+template <class T> using span = std::span<T>;
+using std::as_bytes;
+using std::as_writable_bytes;
+
+#else
+
+/* The subset of std::span (dynamic extent) that C++17 code needs here. */
+template <class T> class span {
+	template <class U> using compatible = std::is_convertible<U (*)[], T (*)[]>;
+
+	template <class C>
+	using container_element = std::remove_pointer_t<decltype(std::data(std::declval<C &>()))>;
+
+	template <class U> struct is_span : std::false_type {
+	};
+	template <class U> struct is_span<span<U>> : std::true_type {
+	};
+
+	template <class C, class = void> struct is_container : std::false_type {
+	};
+	template <class C>
+	struct is_container<C, std::void_t<decltype(std::data(std::declval<C &>())),
+					   decltype(std::size(std::declval<C &>()))>>
+		: std::true_type {
+	};
+
+public:
+	using element_type = T;
+	using value_type = std::remove_cv_t<T>;
+	using size_type = std::size_t;
+	using difference_type = std::ptrdiff_t;
+	using pointer = T *;
+	using const_pointer = const T *;
+	using reference = T &;
+	using iterator = T *;
+
+	constexpr span() noexcept = default;
+	constexpr span(T *data, size_type size) noexcept : data_(data), size_(size)
+	{
+	}
+	template <class U, std::size_t N, class = std::enable_if_t<compatible<U>::value>>
+	constexpr span(U (&array)[N]) noexcept : data_(array), size_(N)
+	{
+	}
+	/* as std::span: a temporary container only for a span of const elements */
+	template <class C, class B = std::remove_cv_t<std::remove_reference_t<C>>,
+		  class = std::enable_if_t<!std::is_array<B>::value && !is_span<B>::value &&
+					   is_container<C>::value>,
+		  class = std::enable_if_t<compatible<container_element<C>>::value &&
+					   (std::is_lvalue_reference<C>::value ||
+					    std::is_const<T>::value)>>
+	constexpr span(C &&container) noexcept(noexcept(std::data(container)) &&
+						noexcept(std::size(container)))
+		: data_(std::data(container)), size_(std::size(container))
+	{
+	}
+	template <class U, class = std::enable_if_t<compatible<U>::value &&
+						    !std::is_same<U, T>::value>>
+	constexpr span(const span<U> &other) noexcept : data_(other.data()), size_(other.size())
+	{
+	}
+
+	constexpr T *data() const noexcept
+	{
+		return data_;
+	}
+	constexpr size_type size() const noexcept
+	{
+		return size_;
+	}
+	constexpr size_type size_bytes() const noexcept
+	{
+		return size_ * sizeof(T);
+	}
+	constexpr bool empty() const noexcept
+	{
+		return size_ == 0;
+	}
+	constexpr T &operator[](size_type i) const noexcept
+	{
+		return data_[i];
+	}
+	constexpr iterator begin() const noexcept
+	{
+		return data_;
+	}
+	constexpr iterator end() const noexcept
+	{
+		return data_ + size_;
+	}
+	constexpr span first(size_type count) const noexcept
+	{
+		return span(data_, count);
+	}
+	constexpr span last(size_type count) const noexcept
+	{
+		return span(data_ + (size_ - count), count);
+	}
+	constexpr span subspan(size_type offset, size_type count = size_type(-1)) const noexcept
+	{
+		return span(data_ + offset, count == size_type(-1) ? size_ - offset : count);
+	}
+
+private:
+	T *data_ = nullptr;
+	size_type size_ = 0;
+};
+
+template <class T> span<const std::byte> as_bytes(span<T> s) noexcept
+{
+	return span<const std::byte>(reinterpret_cast<const std::byte *>(s.data()), s.size_bytes());
+}
+
+template <class T, class = std::enable_if_t<!std::is_const<T>::value>>
+span<std::byte> as_writable_bytes(span<T> s) noexcept
+{
+	return span<std::byte>(reinterpret_cast<std::byte *>(s.data()), s.size_bytes());
+}
+
+#endif /* RPMA_HPP_STD_SPAN */
+
+/* ----------------------------------------------------------------- owners */
+
+namespace detail {
+
+/*
+ * Owns one librpma object. The C delete function gets the address of the
+ * owned pointer, so whatever it does to it (NULL on success) is what the
+ * owner holds afterwards: an object the library freed is never deleted
+ * again, and one it could not free stays owned.
+ */
+template <class T, int (*Delete)(T **)> class unique_handle {
+public:
+	using pointer = T *;
+
+	constexpr unique_handle() noexcept = default;
+	/* takes ownership of p */
+	constexpr explicit unique_handle(T *p) noexcept : ptr_(p)
+	{
+	}
+
+	unique_handle(const unique_handle &) = delete;
+	unique_handle &operator=(const unique_handle &) = delete;
+
+	unique_handle(unique_handle &&other) noexcept : ptr_(other.ptr_)
+	{
+		other.ptr_ = nullptr;
+	}
+	/* deletes the object held so far (a failure to do so is dropped) */
+	unique_handle &operator=(unique_handle &&other) noexcept
+	{
+		if (this != &other) {
+			destroy();
+			ptr_ = other.ptr_;
+			other.ptr_ = nullptr;
+		}
+		return *this;
+	}
+
+	~unique_handle()
+	{
+		destroy();
+	}
+
+	T *get() const noexcept
+	{
+		return ptr_;
+	}
+	explicit operator bool() const noexcept
+	{
+		return ptr_ != nullptr;
+	}
+
+	/* gives the object up: the caller deletes it */
+	[[nodiscard]] T *release() noexcept
+	{
+		T *p = ptr_;
+		ptr_ = nullptr;
+		return p;
+	}
+
+	/*
+	 * Deletes the object now and says how that went; on a failure the
+	 * object is still owned if the library kept it. Nothing to do when
+	 * empty.
+	 */
+	result<void> reset() noexcept
+	{
+		if (ptr_ == nullptr)
+			return result<void>();
+		return result<void>::from_code(Delete(&ptr_));
+	}
+
+protected:
+	void destroy() noexcept
+	{
+		if (ptr_ != nullptr)
+			(void)Delete(&ptr_);
+	}
+
+	T *ptr_ = nullptr;
+};
+
+/* a size_t element count as the int the C calls take */
+constexpr int clamp_count(std::size_t n) noexcept
+{
+	return n > static_cast<std::size_t>(INT_MAX) ? INT_MAX : static_cast<int>(n);
+}
+
+inline span<const std::byte> pdata_bytes(const rpma_conn_private_data &pdata) noexcept
+{
+	return span<const std::byte>(static_cast<const std::byte *>(pdata.ptr),
+				     pdata.ptr != nullptr ? pdata.len : 0);
+}
+
+} /* namespace detail */
+
+/* ---------------------------------------------------------------------- cq */
+
+/*
+ * A completion queue, not owned: it lives as long as the connection (or
+ * shared RQ) it was taken from. Copy it freely.
+ */
+class cq {
+public:
+	constexpr cq() noexcept = default;
+	constexpr explicit cq(rpma_cq *p) noexcept : ptr_(p)
+	{
+	}
+
+	constexpr rpma_cq *get() const noexcept
+	{
+		return ptr_;
+	}
+	constexpr explicit operator bool() const noexcept
+	{
+		return ptr_ != nullptr;
+	}
+
+	result<int> get_fd() const noexcept
+	{
+		int fd = -1;
+		int ret = rpma_cq_get_fd(ptr_, &fd);
+		if (ret != 0)
+			return result<int>::from_code(ret);
+		return fd;
+	}
+
+	/* waits for one completion event and re-arms (rpma_cq_wait) */
+	result<void> wait() const noexcept
+	{
+		return result<void>::from_code(rpma_cq_wait(ptr_));
+	}
+
+	/* the oldest completion; errc::no_completion when there is none */
+	result<rpma_completion> get_completion() const noexcept
+	{
+		rpma_completion cmpl;
+		int ret = rpma_cq_get_completion(ptr_, &cmpl);
+		if (ret != 0)
+			return result<rpma_completion>::from_code(ret);
+		return cmpl;
+	}
+	result<void> get_completion(rpma_completion &cmpl) const noexcept
+	{
+		return result<void>::from_code(rpma_cq_get_completion(ptr_, &cmpl));
+	}
+
+	/*
+	 * Up to out.size() completions with one poll: how many were stored
+	 * (0 when the CQ was empty; fewer than asked means it is empty now).
+	 */
+	result<std::size_t> get_completions(span<rpma_completion> out) const noexcept
+	{
+		int ret = rpma_cq_get_completions(ptr_, out.data(), detail::clamp_count(out.size()));
+		if (ret < 0)
+			return result<std::size_t>::from_code(ret);
+		return static_cast<std::size_t>(ret);
+	}
+
+	/*
+	 * Waits until a completion is there and takes it; timeout_ms < 0
+	 * waits without limit, errc::no_completion when the time ran out.
+	 */
+	result<rpma_completion> wait_completion(int timeout_ms = -1) const noexcept
+	{
+		rpma_completion cmpl;
+		int ret = rpma_cq_wait_completion(ptr_, &cmpl, timeout_ms);
+		if (ret != 0)
+			return result<rpma_completion>::from_code(ret);
+		return cmpl;
+	}
+	result<void> wait_completion(rpma_completion &cmpl, int timeout_ms = -1) const noexcept
+	{
+		return result<void>::from_code(rpma_cq_wait_completion(ptr_, &cmpl, timeout_ms));
+	}
+
+	/* librpma 1.x polling: up to wc.size() work completions, how many */
+	result<std::size_t> get_wc(span<ibv_wc> wc) const noexcept
+	{
+		int got = 0;
+		int ret = rpma_cq_get_wc(ptr_, detail::clamp_count(wc.size()), wc.data(), &got);
+		if (ret != 0)
+			return result<std::size_t>::from_code(ret);
+		return static_cast<std::size_t>(got);
+	}
+
+private:
+	rpma_cq *ptr_ = nullptr;
+};
+
+/* ---------------------------------------------------------------- peer_cfg */
+
+class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<peer_cfg> create() noexcept
+	{
+		rpma_peer_cfg *p = nullptr;
+		int ret = rpma_peer_cfg_new(&p);
+		if (ret != 0)
+			return result<peer_cfg>::from_code(ret);
+		return peer_cfg(p);
+	}
+
+	/* a peer's configuration as it sent it (untrusted bytes) */
+	static result<peer_cfg> from_descriptor(span<const std::byte> desc) noexcept
+	{
+		rpma_peer_cfg *p = nullptr;
+		int ret = rpma_peer_cfg_from_descriptor(desc.data(), desc.size(), &p);
+		if (ret != 0)
+			return result<peer_cfg>::from_code(ret);
+		return peer_cfg(p);
+	}
+
+	result<void> set_direct_write_to_pmem(bool supported) noexcept
+	{
+		return result<void>::from_code(
+			rpma_peer_cfg_set_direct_write_to_pmem(ptr_, supported));
+	}
+	result<bool> get_direct_write_to_pmem() const noexcept
+	{
+		bool supported = false;
+		int ret = rpma_peer_cfg_get_direct_write_to_pmem(ptr_, &supported);
+		if (ret != 0)
+			return result<bool>::from_code(ret);
+		return supported;
+	}
+
+	result<std::size_t> get_descriptor_size() const noexcept
+	{
+		std::size_t size = 0;
+		int ret = rpma_peer_cfg_get_descriptor_size(ptr_, &size);
+		if (ret != 0)
+			return result<std::size_t>::from_code(ret);
+		return size;
+	}
+	/* writes the descriptor at the start of out: its size, errc::inval if out is too small */
+	result<std::size_t> get_descriptor(span<std::byte> out) const noexcept
+	{
+		result<std::size_t> size = get_descriptor_size();
+		if (!size)
+			return size;
+		if (out.size() < *size)
+			return errc::inval;
+		int ret = rpma_peer_cfg_get_descriptor(ptr_, out.data());
+		if (ret != 0)
+			return result<std::size_t>::from_code(ret);
+		return size;
+	}
+};
+
+/* -------------------------------------------------------------------- peer */
+
+class peer : public detail::unique_handle<rpma_peer, &rpma_peer_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<peer> create(ibv_context *ibv_ctx) noexcept
+	{
+		rpma_peer *p = nullptr;
+		int ret = rpma_peer_new(ibv_ctx, &p);
+		if (ret != 0)
+			return result<peer>::from_code(ret);
+		return peer(p);
+	}
+};
+
+/* ---------------------------------------------------------------- mr_local */
+
+/* A registered local memory region; the memory must outlive it. */
+class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<mr_local> reg(peer &p, void *ptr, std::size_t size, int usage) noexcept
+	{
+		rpma_mr_local *mr = nullptr;
+		int ret = rpma_mr_reg(p.get(), ptr, size, usage, &mr);
+		if (ret != 0)
+			return result<mr_local>::from_code(ret);
+		return mr_local(mr);
+	}
+	static result<mr_local> reg(peer &p, span<std::byte> memory, int usage) noexcept
+	{
+		return reg(p, memory.data(), memory.size(), usage);
+	}
+
+	result<std::size_t> get_descriptor_size() const noexcept
+	{
+		std::size_t size = 0;
+		int ret = rpma_mr_get_descriptor_size(ptr_, &size);
+		if (ret != 0)
+			return result<std::size_t>::from_code(ret);
+		return size;
+	}
+	/* writes the descriptor at the start of out: its size, errc::inval if out is too small */
+	result<std::size_t> get_descriptor(span<std::byte> out) const noexcept
+	{
+		result<std::size_t> size = get_descriptor_size();
+		if (!size)
+			return size;
+		if (out.size() < *size)
+			return errc::inval;
+		int ret = rpma_mr_get_descriptor(ptr_, out.data());
+		if (ret != 0)
+			return result<std::size_t>::from_code(ret);
+		return size;
+	}
+
+	result<void *> get_ptr() const noexcept
+	{
+		void *p = nullptr;
+		int ret = rpma_mr_get_ptr(ptr_, &p);
+		if (ret != 0)
+			return result<void *>::from_code(ret);
+		return p;
+	}
+	result<std::size_t> get_size() const noexcept
+	{
+		std::size_t size = 0;
+		int ret = rpma_mr_get_size(ptr_, &size);
+		if (ret != 0)
+			return result<std::size_t>::from_code(ret);
+		return size;
+	}
+
+	result<void> advise(std::size_t offset, std::size_t len, int advice,
+			    std::uint32_t flags) noexcept
+	{
+		return result<void>::from_code(rpma_mr_advise(ptr_, offset, len, advice, flags));
+	}
+};
+
+/* --------------------------------------------------------------- mr_remote */
+
+class mr_remote : public detail::unique_handle<rpma_mr_remote, &rpma_mr_remote_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	/* a peer's region as it sent it (untrusted bytes) */
+	static result<mr_remote> from_descriptor(span<const std::byte> desc) noexcept
+	{
+		rpma_mr_remote *mr = nullptr;
+		int ret = rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &mr);
+		if (ret != 0)
+			return result<mr_remote>::from_code(ret);
+		return mr_remote(mr);
+	}
+
+	result<std::size_t> get_size() const noexcept
+	{
+		std::size_t size = 0;
+		int ret = rpma_mr_remote_get_size(ptr_, &size);
+		if (ret != 0)
+			return result<std::size_t>::from_code(ret);
+		return size;
+	}
+	/* RPMA_MR_USAGE_FLUSH_TYPE_* bits */
+	result<int> get_flush_type() const noexcept
+	{
+		int type = 0;
+		int ret = rpma_mr_remote_get_flush_type(ptr_, &type);
+		if (ret != 0)
+			return result<int>::from_code(ret);
+		return type;
+	}
+};
+
+/* ----------------------------------------------------------------- srq_cfg */
+
+class srq_cfg : public detail::unique_handle<rpma_srq_cfg, &rpma_srq_cfg_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<srq_cfg> create() noexcept
+	{
+		rpma_srq_cfg *cfg = nullptr;
+		int ret = rpma_srq_cfg_new(&cfg);
+		if (ret != 0)
+			return result<srq_cfg>::from_code(ret);
+		return srq_cfg(cfg);
+	}
+
+	result<void> set_rq_size(std::uint32_t rq_size) noexcept
+	{
+		return result<void>::from_code(rpma_srq_cfg_set_rq_size(ptr_, rq_size));
+	}
+	result<std::uint32_t> get_rq_size() const noexcept
+	{
+		std::uint32_t size = 0;
+		int ret = rpma_srq_cfg_get_rq_size(ptr_, &size);
+		if (ret != 0)
+			return result<std::uint32_t>::from_code(ret);
+		return size;
+	}
+	result<void> set_rcq_size(std::uint32_t rcq_size) noexcept
+	{
+		return result<void>::from_code(rpma_srq_cfg_set_rcq_size(ptr_, rcq_size));
+	}
+	result<std::uint32_t> get_rcq_size() const noexcept
+	{
+		std::uint32_t size = 0;
+		int ret = rpma_srq_cfg_get_rcq_size(ptr_, &size);
+		if (ret != 0)
+			return result<std::uint32_t>::from_code(ret);
+		return size;
+	}
+};
+
+/* --------------------------------------------------------------------- srq */
+
+/* A shared receive queue; the connections that use it must go first. */
+class srq : public detail::unique_handle<rpma_srq, &rpma_srq_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<srq> create(peer &p) noexcept
+	{
+		return create_with(p, nullptr);
+	}
+	static result<srq> create(peer &p, const srq_cfg &cfg) noexcept
+	{
+		return create_with(p, cfg.get());
+	}
+
+	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
+			  const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(rpma_srq_recv(ptr_, dst.get(), offset, len, op_context));
+	}
+
+	/* the receive CQ (an empty view when the SRQ has none) */
+	result<cq> get_rcq() const noexcept
+	{
+		rpma_cq *rcq = nullptr;
+		int ret = rpma_srq_get_rcq(ptr_, &rcq);
+		if (ret != 0)
+			return result<cq>::from_code(ret);
+		return cq(rcq);
+	}
+
+private:
+	static result<srq> create_with(peer &p, rpma_srq_cfg *cfg) noexcept
+	{
+		rpma_srq *s = nullptr;
+		int ret = rpma_srq_new(p.get(), cfg, &s);
+		if (ret != 0)
+			return result<srq>::from_code(ret);
+		return srq(s);
+	}
+};
+
+/* ---------------------------------------------------------------- conn_cfg */
+
+class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<conn_cfg> create() noexcept
+	{
+		rpma_conn_cfg *cfg = nullptr;
+		int ret = rpma_conn_cfg_new(&cfg);
+		if (ret != 0)
+			return result<conn_cfg>::from_code(ret);
+		return conn_cfg(cfg);
+	}
+
+	result<void> set_timeout(int timeout_ms) noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_timeout(ptr_, timeout_ms));
+	}
+	result<int> get_timeout() const noexcept
+	{
+		int timeout_ms = 0;
+		int ret = rpma_conn_cfg_get_timeout(ptr_, &timeout_ms);
+		if (ret != 0)
+			return result<int>::from_code(ret);
+		return timeout_ms;
+	}
+
+	result<void> set_cq_size(std::uint32_t size) noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_cq_size(ptr_, size));
+	}
+	result<std::uint32_t> get_cq_size() const noexcept
+	{
+		return get_u32(&rpma_conn_cfg_get_cq_size);
+	}
+	result<void> set_rcq_size(std::uint32_t size) noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_rcq_size(ptr_, size));
+	}
+	result<std::uint32_t> get_rcq_size() const noexcept
+	{
+		return get_u32(&rpma_conn_cfg_get_rcq_size);
+	}
+	result<void> set_sq_size(std::uint32_t size) noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_sq_size(ptr_, size));
+	}
+	result<std::uint32_t> get_sq_size() const noexcept
+	{
+		return get_u32(&rpma_conn_cfg_get_sq_size);
+	}
+	result<void> set_rq_size(std::uint32_t size) noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_rq_size(ptr_, size));
+	}
+	result<std::uint32_t> get_rq_size() const noexcept
+	{
+		return get_u32(&rpma_conn_cfg_get_rq_size);
+	}
+
+	result<void> set_compl_channel(bool shared) noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_compl_channel(ptr_, shared));
+	}
+	result<bool> get_compl_channel() const noexcept
+	{
+		bool shared = false;
+		int ret = rpma_conn_cfg_get_compl_channel(ptr_, &shared);
+		if (ret != 0)
+			return result<bool>::from_code(ret);
+		return shared;
+	}
+
+	/* the shared RQ is not owned by the configuration: it must outlive its use */
+	result<void> set_srq(const srq &s) noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_srq(ptr_, s.get()));
+	}
+	result<void> clear_srq() noexcept
+	{
+		return result<void>::from_code(rpma_conn_cfg_set_srq(ptr_, nullptr));
+	}
+	/* the shared RQ set (not owned), nullptr when none */
+	result<rpma_srq *> get_srq() const noexcept
+	{
+		rpma_srq *s = nullptr;
+		int ret = rpma_conn_cfg_get_srq(ptr_, &s);
+		if (ret != 0)
+			return result<rpma_srq *>::from_code(ret);
+		return s;
+	}
+
+private:
+	result<std::uint32_t> get_u32(int (*getter)(const rpma_conn_cfg *, std::uint32_t *)) const
+		noexcept
+	{
+		std::uint32_t value = 0;
+		int ret = getter(ptr_, &value);
+		if (ret != 0)
+			return result<std::uint32_t>::from_code(ret);
+		return value;
+	}
+};
+
+/* -------------------------------------------------------------------- conn */
+
+/* which CQ a shared completion channel woke up for (conn::wait) */
+struct conn_wait_result {
+	cq queue;
+	bool is_rcq;
+};
+
+/*
+ * A connection. The owner deletes it but does not disconnect it: call
+ * disconnect() and wait for RPMA_CONN_CLOSED first for an orderly close.
+ * The regions it reads and writes, and its peer, must outlive it.
+ */
+class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	result<int> get_event_fd() const noexcept
+	{
+		int fd = -1;
+		int ret = rpma_conn_get_event_fd(ptr_, &fd);
+		if (ret != 0)
+			return result<int>::from_code(ret);
+		return fd;
+	}
+	result<rpma_conn_event> next_event() noexcept
+	{
+		rpma_conn_event event = RPMA_CONN_UNDEFINED;
+		int ret = rpma_conn_next_event(ptr_, &event);
+		if (ret != 0)
+			return result<rpma_conn_event>::from_code(ret);
+		return event;
+	}
+
+	/* the peer's private data (untrusted), valid while the connection lives */
+	result<span<const std::byte>> get_private_data() const noexcept
+	{
+		rpma_conn_private_data pdata{ nullptr, 0 };
+		int ret = rpma_conn_get_private_data(ptr_, &pdata);
+		if (ret != 0)
+			return result<span<const std::byte>>::from_code(ret);
+		return detail::pdata_bytes(pdata);
+	}
+
+	result<void> apply_remote_peer_cfg(const peer_cfg &pcfg) noexcept
+	{
+		return result<void>::from_code(rpma_conn_apply_remote_peer_cfg(ptr_, pcfg.get()));
+	}
+
+	result<std::uint32_t> get_qp_num() const noexcept
+	{
+		std::uint32_t qp_num = 0;
+		int ret = rpma_conn_get_qp_num(ptr_, &qp_num);
+		if (ret != 0)
+			return result<std::uint32_t>::from_code(ret);
+		return qp_num;
+	}
+
+	result<cq> get_cq() const noexcept
+	{
+		rpma_cq *c = nullptr;
+		int ret = rpma_conn_get_cq(ptr_, &c);
+		if (ret != 0)
+			return result<cq>::from_code(ret);
+		return cq(c);
+	}
+	/* the receive CQ (an empty view when the connection has none) */
+	result<cq> get_rcq() const noexcept
+	{
+		rpma_cq *c = nullptr;
+		int ret = rpma_conn_get_rcq(ptr_, &c);
+		if (ret != 0)
+			return result<cq>::from_code(ret);
+		return cq(c);
+	}
+
+	result<int> get_compl_fd() const noexcept
+	{
+		int fd = -1;
+		int ret = rpma_conn_get_compl_fd(ptr_, &fd);
+		if (ret != 0)
+			return result<int>::from_code(ret);
+		return fd;
+	}
+	/* waits on the shared completion channel: which CQ has completions */
+	result<conn_wait_result> wait(int flags = 0) noexcept
+	{
+		rpma_cq *c = nullptr;
+		bool is_rcq = false;
+		int ret = rpma_conn_wait(ptr_, flags, &c, &is_rcq);
+		if (ret != 0)
+			return result<conn_wait_result>::from_code(ret);
+		return conn_wait_result{ cq(c), is_rcq };
+	}
+
+	result<void> disconnect() noexcept
+	{
+		return result<void>::from_code(rpma_conn_disconnect(ptr_));
+	}
+
+	/* data path: one work request each, as the C calls */
+
+	result<void> read(mr_local &dst, std::size_t dst_offset, const mr_remote &src,
+			  std::size_t src_offset, std::size_t len, int flags,
+			  const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(rpma_read(ptr_, dst.get(), dst_offset, src.get(),
+							 src_offset, len, flags, op_context));
+	}
+
+	result<void> write(const mr_remote &dst, std::size_t dst_offset, const mr_local &src,
+			   std::size_t src_offset, std::size_t len, int flags,
+			   const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(rpma_write(ptr_, dst.get(), dst_offset, src.get(),
+							  src_offset, len, flags, op_context));
+	}
+
+	result<void> write_with_imm(const mr_remote &dst, std::size_t dst_offset,
+				    const mr_local &src, std::size_t src_offset, std::size_t len,
+				    int flags, std::uint32_t imm,
+				    const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(rpma_write_with_imm(ptr_, dst.get(), dst_offset,
+								   src.get(), src_offset, len, flags,
+								   imm, op_context));
+	}
+
+	/* 8 bytes at an RPMA_ATOMIC_WRITE_ALIGNMENT-aligned offset */
+	result<void> atomic_write(const mr_remote &dst, std::size_t dst_offset,
+				  const char (&src)[RPMA_ATOMIC_WRITE_ALIGNMENT], int flags,
+				  const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(
+			rpma_atomic_write(ptr_, dst.get(), dst_offset, src, flags, op_context));
+	}
+	/* the 8 bytes of value as they lie in this host's memory */
+	result<void> atomic_write(const mr_remote &dst, std::size_t dst_offset,
+				  std::uint64_t value, int flags,
+				  const void *op_context = nullptr) noexcept
+	{
+		char src[RPMA_ATOMIC_WRITE_ALIGNMENT];
+		static_assert(sizeof(src) == sizeof(value), "atomic writes are 8 bytes");
+		std::memcpy(src, &value, sizeof(src));
+		return atomic_write(dst, dst_offset, src, flags, op_context);
+	}
+
+	result<void> flush(const mr_remote &dst, std::size_t dst_offset, std::size_t len,
+			   rpma_flush_type type, int flags,
+			   const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(
+			rpma_flush(ptr_, dst.get(), dst_offset, len, type, flags, op_context));
+	}
+
+	result<void> send(const mr_local &src, std::size_t offset, std::size_t len, int flags,
+			  const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(
+			rpma_send(ptr_, src.get(), offset, len, flags, op_context));
+	}
+
+	result<void> send_with_imm(const mr_local &src, std::size_t offset, std::size_t len,
+				   int flags, std::uint32_t imm,
+				   const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(
+			rpma_send_with_imm(ptr_, src.get(), offset, len, flags, imm, op_context));
+	}
+
+	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
+			  const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(rpma_recv(ptr_, dst.get(), offset, len, op_context));
+	}
+};
+
+/* ---------------------------------------------------------------- conn_req */
+
+/*
+ * A connection request: outgoing (create) or incoming (ep::next_conn_req).
+ * Deleting an incoming one rejects it.
+ */
+class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_delete> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<conn_req> create(peer &p, const char *addr, const char *port) noexcept
+	{
+		return create_with(p, addr, port, nullptr);
+	}
+	static result<conn_req> create(peer &p, const char *addr, const char *port,
+				       const conn_cfg &cfg) noexcept
+	{
+		return create_with(p, addr, port, cfg.get());
+	}
+
+	/*
+	 * Connects (outgoing) or accepts (incoming). The request is consumed
+	 * whatever the outcome, as rpma_conn_req_connect does: *this is
+	 * empty afterwards. Private data longer than 255 bytes is
+	 * errc::inval, and then nothing is consumed.
+	 */
+	result<conn> connect() noexcept
+	{
+		return connect_with(nullptr);
+	}
+	result<conn> connect(span<const std::byte> private_data) noexcept
+	{
+		if (private_data.size() > UINT8_MAX)
+			return errc::inval;
+		if (private_data.empty())
+			return connect_with(nullptr);
+		/* the library only reads the bytes; the 1.x struct has no const */
+		rpma_conn_private_data pdata{
+			const_cast<void *>(static_cast<const void *>(private_data.data())),
+			static_cast<std::uint8_t>(private_data.size())
+		};
+		return connect_with(&pdata);
+	}
+
+	/* a receive posted before the connection exists */
+	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
+			  const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(
+			rpma_conn_req_recv(ptr_, dst.get(), offset, len, op_context));
+	}
+
+	/* the requester's private data (untrusted), valid while the request lives */
+	result<span<const std::byte>> get_private_data() const noexcept
+	{
+		rpma_conn_private_data pdata{ nullptr, 0 };
+		int ret = rpma_conn_req_get_private_data(ptr_, &pdata);
+		if (ret != 0)
+			return result<span<const std::byte>>::from_code(ret);
+		return detail::pdata_bytes(pdata);
+	}
+
+private:
+	static result<conn_req> create_with(peer &p, const char *addr, const char *port,
+					    const rpma_conn_cfg *cfg) noexcept
+	{
+		rpma_conn_req *req = nullptr;
+		int ret = rpma_conn_req_new(p.get(), addr, port, cfg, &req);
+		if (ret != 0)
+			return result<conn_req>::from_code(ret);
+		return conn_req(req);
+	}
+
+	result<conn> connect_with(const rpma_conn_private_data *pdata) noexcept
+	{
+		rpma_conn *c = nullptr;
+		int ret = rpma_conn_req_connect(&ptr_, pdata, &c);
+		if (ret != 0)
+			return result<conn>::from_code(ret);
+		return conn(c);
+	}
+};
+
+/* ---------------------------------------------------------------------- ep */
+
+/* A listening endpoint (server side); deleting it is rpma_ep_shutdown. */
+class ep : public detail::unique_handle<rpma_ep, &rpma_ep_shutdown> {
+public:
+	using unique_handle::unique_handle;
+
+	static result<ep> listen(peer &p, const char *addr, const char *port) noexcept
+	{
+		rpma_ep *e = nullptr;
+		int ret = rpma_ep_listen(p.get(), addr, port, &e);
+		if (ret != 0)
+			return result<ep>::from_code(ret);
+		return ep(e);
+	}
+
+	result<int> get_fd() const noexcept
+	{
+		int fd = -1;
+		int ret = rpma_ep_get_fd(ptr_, &fd);
+		if (ret != 0)
+			return result<int>::from_code(ret);
+		return fd;
+	}
+
+	result<conn_req> next_conn_req() noexcept
+	{
+		return next_conn_req_with(nullptr);
+	}
+	result<conn_req> next_conn_req(const conn_cfg &cfg) noexcept
+	{
+		return next_conn_req_with(cfg.get());
+	}
+
+private:
+	result<conn_req> next_conn_req_with(const rpma_conn_cfg *cfg) noexcept
+	{
+		rpma_conn_req *req = nullptr;
+		int ret = rpma_ep_next_conn_req(ptr_, cfg, &req);
+		if (ret != 0)
+			return result<conn_req>::from_code(ret);
+		return conn_req(req);
+	}
+};
+
+/* ------------------------------------------------------------- utils, log */
+
+/* the device for an address; the context belongs to librdmacm */
+inline result<ibv_context *> utils_get_ibv_context(const char *addr,
+						   rpma_util_ibv_context_type type) noexcept
+{
+	ibv_context *ctx = nullptr;
+	int ret = rpma_utils_get_ibv_context(addr, type, &ctx);
+	if (ret != 0)
+		return result<ibv_context *>::from_code(ret);
+	return ctx;
+}
+
+inline result<bool> utils_ibv_context_is_odp_capable(ibv_context *ibv_ctx) noexcept
+{
+	int capable = 0;
+	int ret = rpma_utils_ibv_context_is_odp_capable(ibv_ctx, &capable);
+	if (ret != 0)
+		return result<bool>::from_code(ret);
+	return capable != 0;
+}
+
+inline const char *utils_conn_event_2str(rpma_conn_event event) noexcept
+{
+	return rpma_utils_conn_event_2str(event);
+}
+
+inline result<void> log_set_threshold(rpma_log_threshold threshold, rpma_log_level level) noexcept
+{
+	return result<void>::from_code(rpma_log_set_threshold(threshold, level));
+}
+
+inline result<rpma_log_level> log_get_threshold(rpma_log_threshold threshold) noexcept
+{
+	rpma_log_level level = RPMA_LOG_DISABLED;
+	int ret = rpma_log_get_threshold(threshold, &level);
+	if (ret != 0)
+		return result<rpma_log_level>::from_code(ret);
+	return level;
+}
+
+/* nullptr (RPMA_LOG_USE_DEFAULT_FUNCTION) restores the default */
+inline result<void> log_set_function(rpma_log_function *function) noexcept
+{
+	return result<void>::from_code(rpma_log_set_function(function));
+}
+
+} /* namespace rpma */
+
+#endif /* RPMA_HPP */

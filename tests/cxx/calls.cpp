@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * calls.cpp -- what rpma.hpp passes to librpma and what it gives back, over
+ * the fake rdma-core: the data path, completions, events, descriptors,
+ * configurations and errors
+ */
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <rpma.hpp>
+
+#include "fake_verbs.h"
+#include "harness.hpp"
+
+namespace {
+
+const char ADDR[] = "127.0.0.1";
+const char PORT[] = "7204";
+
+const std::uint64_t REMOTE_ADDR = 0x7f0000100000ull;
+const std::uint64_t REMOTE_LEN = 4096;
+const std::uint32_t REMOTE_RKEY = 0xabcd1234u;
+
+void *ctx(unsigned n)
+{
+	return reinterpret_cast<void *>(static_cast<std::uintptr_t>(0xC0DE0000u + n));
+}
+
+std::vector<std::byte> mr_descriptor(std::uint8_t usage)
+{
+	std::vector<std::byte> desc(21);
+	for (int i = 0; i < 8; i++) {
+		desc[i] = static_cast<std::byte>(REMOTE_ADDR >> (8 * i));
+		desc[8 + i] = static_cast<std::byte>(REMOTE_LEN >> (8 * i));
+	}
+	for (int i = 0; i < 4; i++)
+		desc[16 + i] = static_cast<std::byte>(REMOTE_RKEY >> (8 * i));
+	desc[20] = static_cast<std::byte>(usage);
+	return desc;
+}
+
+ibv_wc wc_of(void *context, ibv_wc_opcode opcode, ibv_wc_status status)
+{
+	ibv_wc wc;
+	std::memset(&wc, 0, sizeof(wc));
+	wc.wr_id = reinterpret_cast<std::uintptr_t>(context);
+	wc.opcode = opcode;
+	wc.status = status;
+	return wc;
+}
+
+/* an active connection on the fake and what a test needs around it */
+struct fixture {
+	char buf[256] = {};
+	rpma::peer peer;
+	rpma::mr_local mr;
+	rpma::mr_remote remote;
+	rpma::conn conn;
+	rdma_cm_id *id = nullptr;
+
+	bool open(const rpma::conn_cfg *cfg = nullptr)
+	{
+		auto p = rpma::peer::create(fake_verbs_context());
+		if (!p)
+			return false;
+		peer = std::move(*p);
+		auto m = rpma::mr_local::reg(peer, buf, sizeof(buf),
+					     RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST |
+						     RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
+		if (!m)
+			return false;
+		mr = std::move(*m);
+		auto r = rpma::mr_remote::from_descriptor(
+			mr_descriptor(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+				      RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+				      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT));
+		if (!r)
+			return false;
+		remote = std::move(*r);
+		auto req = cfg ? rpma::conn_req::create(peer, ADDR, PORT, *cfg)
+			       : rpma::conn_req::create(peer, ADDR, PORT);
+		if (!req)
+			return false;
+		id = fake_verbs_last_id();
+		auto c = req->connect();
+		if (!c)
+			return false;
+		conn = std::move(*c);
+		return id != nullptr && id->qp != nullptr;
+	}
+
+	/* members go in reverse order: conn, remote, mr, then peer */
+};
+
+/* ------------------------------------------------------------------ cases */
+
+void write_forwards_its_arguments()
+{
+	fixture fx;
+	CHECK(fx.open());
+	rpma::result<void> r = fx.conn.write(fx.remote, 64, fx.mr, 16, 32,
+					     RPMA_F_COMPLETION_ALWAYS, ctx(1));
+	CHECK(r);
+	CHECK(fake_verbs_sends() == 1);
+	const fake_send_record *s = fake_verbs_send(0);
+	CHECK(s->wr.opcode == IBV_WR_RDMA_WRITE);
+	CHECK(s->wr.wr_id == reinterpret_cast<std::uintptr_t>(ctx(1)));
+	CHECK(s->wr.wr.rdma.remote_addr == REMOTE_ADDR + 64);
+	CHECK(s->wr.wr.rdma.rkey == REMOTE_RKEY);
+	CHECK(s->wr.send_flags & IBV_SEND_SIGNALED);
+	CHECK(s->wr.num_sge == 1);
+	CHECK(s->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 16));
+	CHECK(s->sge[0].length == 32);
+
+	/* unsignaled */
+	CHECK(fx.conn.write(fx.remote, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR));
+	CHECK(fake_verbs_sends() == 2);
+	CHECK(!(fake_verbs_send(1)->wr.send_flags & IBV_SEND_SIGNALED));
+}
+
+void read_send_recv_forward_their_arguments()
+{
+	fixture fx;
+	CHECK(fx.open());
+	CHECK(fx.conn.read(fx.mr, 8, fx.remote, 128, 16, RPMA_F_COMPLETION_ALWAYS, ctx(2)));
+	CHECK(fake_verbs_sends() == 1);
+	const fake_send_record *rd = fake_verbs_send(0);
+	CHECK(rd->wr.opcode == IBV_WR_RDMA_READ);
+	CHECK(rd->wr.wr.rdma.remote_addr == REMOTE_ADDR + 128);
+	CHECK(rd->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 8));
+
+	CHECK(fx.conn.send(fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, ctx(3)));
+	CHECK(fx.conn.send_with_imm(fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 0x1234u, ctx(4)));
+	CHECK(fake_verbs_sends() == 3);
+	CHECK(fake_verbs_send(1)->wr.opcode == IBV_WR_SEND);
+	CHECK(fake_verbs_send(1)->wr.wr_id == reinterpret_cast<std::uintptr_t>(ctx(3)));
+	CHECK(fake_verbs_send(2)->wr.opcode == IBV_WR_SEND_WITH_IMM);
+
+	CHECK(fx.conn.write_with_imm(fx.remote, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 7u,
+				     ctx(5)));
+	CHECK(fake_verbs_send(3)->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
+
+	CHECK(fx.conn.recv(fx.mr, 32, 64, ctx(6)));
+	CHECK(fake_verbs_recvs() == 1);
+	const fake_recv_record *rv = fake_verbs_recv(0);
+	CHECK(rv->wr.wr_id == reinterpret_cast<std::uintptr_t>(ctx(6)));
+	CHECK(rv->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 32));
+	CHECK(rv->sge[0].length == 64);
+}
+
+void flush_and_atomic_write()
+{
+	fixture fx;
+	CHECK(fx.open());
+	unsigned before = fake_verbs_sends();
+	CHECK(fx.conn.flush(fx.remote, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY, RPMA_F_COMPLETION_ALWAYS,
+			    ctx(7)));
+	CHECK(fake_verbs_sends() > before);
+
+	/* persistence needs the target's word for it */
+	rpma::result<void> nosupp = fx.conn.flush(fx.remote, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT,
+						  RPMA_F_COMPLETION_ALWAYS, ctx(8));
+	CHECK(nosupp.error() == rpma::errc::nosupp);
+	CHECK(nosupp.error() == std::errc::not_supported);
+	auto pcfg = rpma::peer_cfg::create();
+	CHECK(pcfg && pcfg->set_direct_write_to_pmem(true));
+	CHECK(fx.conn.apply_remote_peer_cfg(*pcfg));
+	CHECK(fx.conn.flush(fx.remote, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS,
+			    ctx(8)));
+
+	before = fake_verbs_sends() + fake_verbs_calls(FAKE_POST_ATOMIC_WRITE);
+	CHECK(fx.conn.atomic_write(fx.remote, 8, std::uint64_t{ 0x1122334455667788ull },
+				   RPMA_F_COMPLETION_ALWAYS, ctx(9)));
+	CHECK(fake_verbs_sends() + fake_verbs_calls(FAKE_POST_ATOMIC_WRITE) == before + 1);
+	const char eight[RPMA_ATOMIC_WRITE_ALIGNMENT] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	rpma::result<void> unaligned =
+		fx.conn.atomic_write(fx.remote, 3, eight, RPMA_F_COMPLETION_ALWAYS, ctx(10));
+	CHECK(unaligned.error() == rpma::errc::inval);
+}
+
+void bad_arguments_post_nothing()
+{
+	fixture fx;
+	CHECK(fx.open());
+	/* flags 0 is refused for anything but a receive */
+	CHECK(fx.conn.write(fx.remote, 0, fx.mr, 0, 8, 0).error() == rpma::errc::inval);
+	/* past the end of the local region */
+	CHECK(fx.conn.send(fx.mr, 250, 8, RPMA_F_COMPLETION_ALWAYS).error() == rpma::errc::inval);
+	/* an empty owner is a NULL object */
+	rpma::mr_remote none;
+	CHECK(fx.conn.write(none, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS).code() ==
+	      RPMA_E_INVAL);
+	rpma::conn no_conn;
+	CHECK(no_conn.write(fx.remote, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS).code() ==
+	      RPMA_E_INVAL);
+	CHECK(fake_verbs_sends() == 0);
+}
+
+void completions_come_out_in_order()
+{
+	fixture fx;
+	CHECK(fx.open());
+	auto cq = fx.conn.get_cq();
+	CHECK(cq && *cq);
+	ibv_cq *icq = fx.id->qp->send_cq;
+
+	auto empty = cq->get_completion();
+	CHECK(!empty && empty.error() == rpma::errc::no_completion);
+
+	ibv_wc wcs[] = {
+		wc_of(ctx(1), IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS),
+		wc_of(ctx(2), IBV_WC_SEND, IBV_WC_SUCCESS),
+		wc_of(ctx(3), IBV_WC_RDMA_READ, IBV_WC_SUCCESS),
+		wc_of(ctx(4), IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR),
+	};
+	for (const ibv_wc &wc : wcs)
+		fake_verbs_push_wc(icq, &wc);
+
+	auto first = cq->get_completion();
+	CHECK(first);
+	CHECK(first->op_context == ctx(1) && first->op == RPMA_OP_WRITE);
+	CHECK(first->op_status == IBV_WC_SUCCESS);
+
+	rpma_completion one;
+	CHECK(cq->get_completion(one));
+	CHECK(one.op_context == ctx(2) && one.op == RPMA_OP_SEND);
+
+	rpma_completion many[8];
+	auto got = cq->get_completions(many);
+	CHECK(got && *got == 2);
+	CHECK(many[0].op_context == ctx(3) && many[0].op == RPMA_OP_READ);
+	CHECK(many[1].op_context == ctx(4) && many[1].op_status == IBV_WC_REM_ACCESS_ERR);
+
+	auto none = cq->get_completions(many);
+	CHECK(none && *none == 0);
+	CHECK(cq->get_completion(one).error() == rpma::errc::no_completion);
+}
+
+void wait_completion_and_get_wc()
+{
+	fixture fx;
+	CHECK(fx.open());
+	auto cq = fx.conn.get_cq();
+	CHECK(cq);
+	ibv_cq *icq = fx.id->qp->send_cq;
+
+	/* nothing comes: the time runs out */
+	auto timed_out = cq->wait_completion(0);
+	CHECK(!timed_out && timed_out.error() == rpma::errc::no_completion);
+
+	ibv_wc wc = wc_of(ctx(5), IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
+	fake_verbs_push_wc(icq, &wc);
+	fake_verbs_push_cq_event(icq->channel, icq);
+	auto waited = cq->wait_completion(1000);
+	CHECK(waited && waited->op_context == ctx(5));
+
+	ibv_wc two[] = { wc_of(ctx(6), IBV_WC_SEND, IBV_WC_SUCCESS),
+			 wc_of(ctx(7), IBV_WC_SEND, IBV_WC_SUCCESS) };
+	fake_verbs_push_wc(icq, &two[0]);
+	fake_verbs_push_wc(icq, &two[1]);
+	ibv_wc out[4];
+	auto n = cq->get_wc(out);
+	CHECK(n && *n == 2);
+	CHECK(out[0].wr_id == reinterpret_cast<std::uintptr_t>(ctx(6)));
+	CHECK(out[1].wr_id == reinterpret_cast<std::uintptr_t>(ctx(7)));
+	CHECK(cq->get_wc(out).error() == rpma::errc::no_completion);
+
+	auto fd = cq->get_fd();
+	CHECK(fd && *fd >= 0);
+}
+
+void receive_cq_views()
+{
+	{
+		fixture fx;
+		CHECK(fx.open());
+		auto rcq = fx.conn.get_rcq();
+		/* no separate receive CQ: an empty view, not a failure */
+		CHECK(rcq && !*rcq && rcq->get() == nullptr);
+		CHECK(rcq->get_completion().error() == rpma::errc::inval);
+	}
+	auto cfg = rpma::conn_cfg::create();
+	CHECK(cfg && cfg->set_rcq_size(8));
+	fixture fx;
+	CHECK(fx.open(&cfg.value()));
+	auto rcq = fx.conn.get_rcq();
+	auto cq = fx.conn.get_cq();
+	CHECK(rcq && *rcq && cq && rcq->get() != cq->get());
+}
+
+void shared_channel_wait()
+{
+	auto cfg = rpma::conn_cfg::create();
+	CHECK(cfg && cfg->set_rcq_size(8) && cfg->set_compl_channel(true));
+	fixture fx;
+	CHECK(fx.open(&cfg.value()));
+	auto cq = fx.conn.get_cq();
+	auto rcq = fx.conn.get_rcq();
+	CHECK(cq && rcq && *rcq);
+	ibv_cq *recv_cq = fx.id->qp->recv_cq;
+	CHECK(recv_cq != nullptr && recv_cq->channel != nullptr);
+
+	auto fd = fx.conn.get_compl_fd();
+	CHECK(fd && *fd >= 0);
+	/* one channel for both: waiting on a CQ alone is refused */
+	CHECK(cq->wait().error() == rpma::errc::shared_channel);
+
+	fake_verbs_push_cq_event(recv_cq->channel, recv_cq);
+	auto woken = fx.conn.wait();
+	CHECK(woken);
+	CHECK(woken->is_rcq && woken->queue.get() == rcq->get());
+}
+
+void events_and_private_data()
+{
+	fixture fx;
+	CHECK(fx.open());
+	auto none = fx.conn.next_event();
+	CHECK(!none && none.error() == rpma::errc::no_event);
+
+	const unsigned char pdata[] = { 9, 8, 7, 6 };
+	fake_verbs_push_cm_event(fx.id->channel, RDMA_CM_EVENT_ESTABLISHED, fx.id, pdata,
+				 sizeof(pdata));
+	auto ev = fx.conn.next_event();
+	CHECK(ev && *ev == RPMA_CONN_ESTABLISHED);
+	auto got = fx.conn.get_private_data();
+	CHECK(got && got->size() == sizeof(pdata));
+	CHECK(std::memcmp(got->data(), pdata, sizeof(pdata)) == 0);
+
+	CHECK(fx.conn.disconnect());
+	fake_verbs_push_cm_event(fx.id->channel, RDMA_CM_EVENT_DISCONNECTED, fx.id, nullptr, 0);
+	ev = fx.conn.next_event();
+	CHECK(ev && *ev == RPMA_CONN_CLOSED);
+	CHECK(std::string(rpma::utils_conn_event_2str(*ev)) ==
+	      rpma_utils_conn_event_2str(RPMA_CONN_CLOSED));
+
+	auto qp = fx.conn.get_qp_num();
+	CHECK(qp && *qp == fx.id->qp->qp_num);
+	auto fd = fx.conn.get_event_fd();
+	CHECK(fd && *fd >= 0);
+	CHECK(fx.conn.get_compl_fd().error() == rpma::errc::not_shared_chnl);
+}
+
+void descriptors_round_trip()
+{
+	auto peer = rpma::peer::create(fake_verbs_context());
+	CHECK(peer);
+	char buf[512];
+	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf),
+				      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	CHECK(mr);
+	CHECK(mr->get_ptr().value_or(nullptr) == buf);
+	CHECK(mr->get_size().value_or(0) == sizeof(buf));
+
+	auto size = mr->get_descriptor_size();
+	CHECK(size && *size >= 21);
+	std::vector<std::byte> too_small(*size - 1);
+	CHECK(mr->get_descriptor(too_small).error() == rpma::errc::inval);
+	std::vector<std::byte> desc(*size + 8);
+	auto written = mr->get_descriptor(desc);
+	CHECK(written && *written == *size);
+
+	auto remote = rpma::mr_remote::from_descriptor(rpma::span<const std::byte>(desc).first(*size));
+	CHECK(remote);
+	CHECK(remote->get_size().value_or(0) == sizeof(buf));
+	auto flush_type = remote->get_flush_type();
+	CHECK(flush_type && (*flush_type & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT));
+
+	auto pcfg = rpma::peer_cfg::create();
+	CHECK(pcfg);
+	CHECK(pcfg->get_direct_write_to_pmem().value_or(true) == false);
+	CHECK(pcfg->set_direct_write_to_pmem(true));
+	auto pcfg_size = pcfg->get_descriptor_size();
+	CHECK(pcfg_size && *pcfg_size >= 1);
+	std::byte pdesc[64];
+	auto pwritten = pcfg->get_descriptor(pdesc);
+	CHECK(pwritten && *pwritten == *pcfg_size);
+	CHECK(pcfg->get_descriptor(rpma::span<std::byte>()).error() == rpma::errc::inval);
+	auto decoded = rpma::peer_cfg::from_descriptor(
+		rpma::span<const std::byte>(pdesc, *pwritten));
+	CHECK(decoded && decoded->get_direct_write_to_pmem().value_or(false));
+}
+
+void configurations_round_trip()
+{
+	auto cfg = rpma::conn_cfg::create();
+	CHECK(cfg);
+	CHECK(cfg->get_timeout().value_or(0) == RPMA_DEFAULT_TIMEOUT_MS);
+	CHECK(cfg->set_timeout(250) && cfg->get_timeout().value_or(0) == 250);
+	CHECK(cfg->set_cq_size(11) && cfg->get_cq_size().value_or(0) == 11);
+	CHECK(cfg->set_rcq_size(12) && cfg->get_rcq_size().value_or(0) == 12);
+	CHECK(cfg->set_sq_size(13) && cfg->get_sq_size().value_or(0) == 13);
+	CHECK(cfg->set_rq_size(14) && cfg->get_rq_size().value_or(0) == 14);
+	CHECK(cfg->get_compl_channel().value_or(true) == false);
+	CHECK(cfg->set_compl_channel(true) && cfg->get_compl_channel().value_or(false));
+	CHECK(cfg->get_srq().value_or(reinterpret_cast<rpma_srq *>(1)) == nullptr);
+
+	auto peer = rpma::peer::create(fake_verbs_context());
+	CHECK(peer);
+	auto scfg = rpma::srq_cfg::create();
+	CHECK(scfg);
+	CHECK(scfg->set_rq_size(50) && scfg->get_rq_size().value_or(0) == 50);
+	CHECK(scfg->set_rcq_size(60) && scfg->get_rcq_size().value_or(0) == 60);
+	auto srq = rpma::srq::create(*peer, *scfg);
+	CHECK(srq);
+	CHECK(cfg->set_srq(*srq));
+	CHECK(cfg->get_srq().value_or(nullptr) == srq->get());
+	auto rcq = srq->get_rcq();
+	CHECK(rcq && *rcq);
+	char buf[64];
+	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	CHECK(mr);
+	CHECK(srq->recv(*mr, 0, sizeof(buf), ctx(11)));
+	CHECK(fake_verbs_recvs() == 1 && fake_verbs_recv(0)->srq != nullptr);
+	CHECK(cfg->clear_srq() && cfg->get_srq().value_or(srq->get()) == nullptr);
+
+	/* a NULL object where one is required */
+	rpma::conn_cfg none;
+	CHECK(none.set_timeout(1).error() == rpma::errc::inval);
+	CHECK(none.get_cq_size().error() == rpma::errc::inval);
+}
+
+void log_and_utils()
+{
+	auto old = rpma::log_get_threshold(RPMA_LOG_THRESHOLD);
+	CHECK(old);
+	CHECK(rpma::log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_DEBUG));
+	CHECK(rpma::log_get_threshold(RPMA_LOG_THRESHOLD).value_or(RPMA_LOG_DISABLED) ==
+	      RPMA_LOG_LEVEL_DEBUG);
+	CHECK(rpma::log_set_threshold(RPMA_LOG_THRESHOLD, *old));
+	CHECK(rpma::log_set_threshold(RPMA_LOG_THRESHOLD_MAX, RPMA_LOG_LEVEL_DEBUG).error() ==
+	      rpma::errc::inval);
+
+	auto odp = rpma::utils_ibv_context_is_odp_capable(fake_verbs_context());
+	CHECK(odp && *odp == false);
+	fake_verbs_set_odp(true);
+	CHECK(rpma::utils_ibv_context_is_odp_capable(fake_verbs_context()).value_or(false));
+	CHECK(rpma::utils_ibv_context_is_odp_capable(nullptr).error() == rpma::errc::inval);
+}
+
+void error_codes_speak_rpma()
+{
+	const rpma::errc all[] = { rpma::errc::unknown,	       rpma::errc::nosupp,
+				   rpma::errc::provider,       rpma::errc::nomem,
+				   rpma::errc::inval,	       rpma::errc::no_completion,
+				   rpma::errc::no_event,       rpma::errc::again,
+				   rpma::errc::shared_channel, rpma::errc::not_shared_chnl };
+	for (rpma::errc e : all) {
+		std::error_code ec = e;
+		int code = static_cast<int>(e);
+		EXPECT(ec.value() == code);
+		EXPECT(&ec.category() == &rpma::category());
+		EXPECT(std::strcmp(ec.category().name(), "rpma") == 0);
+		EXPECT(ec.message() == rpma_err_2str(code));
+		EXPECT(rpma::errc_name(code) != nullptr &&
+		       std::strncmp(rpma::errc_name(code), "RPMA_E_", 7) == 0);
+		EXPECT(rpma::result<void>::from_code(code).error() == e);
+	}
+	EXPECT(std::error_code(rpma::errc::again) == std::errc::resource_unavailable_try_again);
+	EXPECT(std::error_code(rpma::errc::inval) != rpma::errc::nomem);
+	EXPECT(!rpma::result<void>::from_code(0).error());
+}
+
+} /* namespace */
+
+int main()
+{
+	static const harness::test_case cases[] = {
+		TEST_CASE(write_forwards_its_arguments),
+		TEST_CASE(read_send_recv_forward_their_arguments),
+		TEST_CASE(flush_and_atomic_write),
+		TEST_CASE(bad_arguments_post_nothing),
+		TEST_CASE(completions_come_out_in_order),
+		TEST_CASE(wait_completion_and_get_wc),
+		TEST_CASE(receive_cq_views),
+		TEST_CASE(shared_channel_wait),
+		TEST_CASE(events_and_private_data),
+		TEST_CASE(descriptors_round_trip),
+		TEST_CASE(configurations_round_trip),
+		TEST_CASE(log_and_utils),
+		TEST_CASE(error_codes_speak_rpma),
+	};
+	return harness::run(cases, sizeof(cases) / sizeof(cases[0]));
+}

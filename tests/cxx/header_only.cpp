@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * header_only.cpp -- rpma.hpp on its own, built with every warning as an
+ * error for each language standard (see meson.build)
+ *
+ * Only rpma.hpp is included. Every member function is named in
+ * instantiate_everything() so that each template body is compiled under
+ * the strict flags; the program runs only the checks that need no device.
+ */
+
+#include <rpma.hpp>
+
+namespace {
+
+/* ---- what the types promise, checked at compile time ---- */
+
+template <class T> constexpr bool owner_traits()
+{
+	return !std::is_copy_constructible<T>::value && !std::is_copy_assignable<T>::value &&
+	       std::is_nothrow_move_constructible<T>::value &&
+	       std::is_nothrow_move_assignable<T>::value &&
+	       std::is_nothrow_destructible<T>::value &&
+	       std::is_nothrow_default_constructible<T>::value &&
+	       !std::is_convertible<typename T::pointer, T>::value &&
+	       sizeof(T) == sizeof(void *);
+}
+
+static_assert(owner_traits<rpma::peer>(), "peer");
+static_assert(owner_traits<rpma::peer_cfg>(), "peer_cfg");
+static_assert(owner_traits<rpma::mr_local>(), "mr_local");
+static_assert(owner_traits<rpma::mr_remote>(), "mr_remote");
+static_assert(owner_traits<rpma::conn_cfg>(), "conn_cfg");
+static_assert(owner_traits<rpma::conn_req>(), "conn_req");
+static_assert(owner_traits<rpma::conn>(), "conn");
+static_assert(owner_traits<rpma::ep>(), "ep");
+static_assert(owner_traits<rpma::srq>(), "srq");
+static_assert(owner_traits<rpma::srq_cfg>(), "srq_cfg");
+
+static_assert(std::is_trivially_copyable<rpma::cq>::value && sizeof(rpma::cq) == sizeof(void *),
+	      "a CQ view is a pointer");
+
+static_assert(sizeof(rpma::result<void>) == sizeof(int), "result<void> is the C return value");
+static_assert(std::is_trivially_copyable<rpma::result<void>>::value, "result<void>");
+static_assert(std::is_trivially_copyable<rpma::result<rpma_completion>>::value,
+	      "results of plain values copy as plain values");
+static_assert(std::is_trivially_copyable<rpma::result<rpma::cq>>::value, "result<cq>");
+static_assert(!std::is_copy_constructible<rpma::result<rpma::conn>>::value,
+	      "a result holding an owner is move-only");
+static_assert(std::is_nothrow_move_constructible<rpma::result<rpma::conn>>::value,
+	      "result<conn>");
+
+static_assert(std::is_error_code_enum<rpma::errc>::value, "errc converts to error_code");
+static_assert(static_cast<int>(rpma::errc::no_completion) == RPMA_E_NO_COMPLETION, "values");
+static_assert(rpma::errc_name(RPMA_E_NOT_SHARED_CHNL) != nullptr, "names");
+static_assert(rpma::errc_name(0) == nullptr, "0 is no RPMA_E_* code");
+
+static_assert(std::is_convertible<rpma::span<std::byte>, rpma::span<const std::byte>>::value,
+	      "span<T> -> span<const T>");
+static_assert(!std::is_convertible<rpma::span<const std::byte>, rpma::span<std::byte>>::value,
+	      "no span<const T> -> span<T>");
+#ifdef RPMA_HPP_STD_SPAN
+static_assert(std::is_same<rpma::span<int>, std::span<int>>::value, "std::span when there");
+#endif
+#if __cplusplus >= 202002L && defined(__cpp_lib_span)
+static_assert(std::is_same<rpma::span<int>, std::span<int>>::value, "C++20 uses std::span");
+#endif
+
+/* the data path must not be able to throw */
+static_assert(noexcept(std::declval<rpma::conn &>().write(
+		      std::declval<const rpma::mr_remote &>(), 0,
+		      std::declval<const rpma::mr_local &>(), 0, 0, RPMA_F_COMPLETION_ALWAYS)),
+	      "write");
+static_assert(noexcept(std::declval<const rpma::cq &>().get_completion()), "get_completion");
+
+/*
+ * Names every member function so that it is compiled. Never called with
+ * real objects: main() only runs it when given an impossible argument count.
+ */
+int instantiate_everything(ibv_context *ctx)
+{
+	int bad = 0;
+	char mem[64] = {};
+	std::byte desc[64] = {};
+
+	auto peer = rpma::peer::create(ctx);
+	bad += !peer;
+	rpma::peer &p = *peer;
+
+	auto pcfg = rpma::peer_cfg::create();
+	bad += !pcfg.has_value();
+	bad += !pcfg->set_direct_write_to_pmem(true);
+	bad += !pcfg->get_direct_write_to_pmem().value_or(false);
+	bad += !pcfg->get_descriptor_size();
+	bad += !pcfg->get_descriptor(desc);
+	auto pcfg2 = rpma::peer_cfg::from_descriptor(desc);
+	bad += !pcfg2;
+
+	auto mr = rpma::mr_local::reg(p, mem, sizeof(mem), RPMA_MR_USAGE_WRITE_SRC);
+	auto mr_span = rpma::mr_local::reg(p, rpma::as_writable_bytes(rpma::span<char>(mem)),
+					   RPMA_MR_USAGE_READ_DST);
+	bad += !mr || !mr_span;
+	bad += !mr->get_descriptor_size();
+	bad += !mr->get_descriptor(desc);
+	bad += !mr->get_ptr();
+	bad += !mr->get_size();
+	bad += !mr->advise(0, 8, IBV_ADVISE_MR_ADVICE_PREFETCH, 0);
+
+	auto remote = rpma::mr_remote::from_descriptor(rpma::span<const std::byte>(desc));
+	bad += !remote;
+	bad += !remote->get_size();
+	bad += !remote->get_flush_type();
+
+	auto scfg = rpma::srq_cfg::create();
+	bad += !scfg->set_rq_size(10) || !scfg->set_rcq_size(10);
+	bad += !scfg->get_rq_size() || !scfg->get_rcq_size();
+	auto srq = rpma::srq::create(p, *scfg);
+	auto srq_default = rpma::srq::create(p);
+	bad += !srq || !srq_default;
+	bad += !srq->recv(*mr, 0, 8, nullptr);
+	bad += !srq->get_rcq();
+
+	auto cfg = rpma::conn_cfg::create();
+	rpma::conn_cfg &c = *cfg;
+	bad += !c.set_timeout(10) || !c.get_timeout();
+	bad += !c.set_cq_size(1) || !c.get_cq_size();
+	bad += !c.set_rcq_size(1) || !c.get_rcq_size();
+	bad += !c.set_sq_size(1) || !c.get_sq_size();
+	bad += !c.set_rq_size(1) || !c.get_rq_size();
+	bad += !c.set_compl_channel(true) || !c.get_compl_channel();
+	bad += !c.set_srq(*srq) || !c.clear_srq() || !c.get_srq();
+
+	auto ep = rpma::ep::listen(p, "127.0.0.1", "7204");
+	bad += !ep || !ep->get_fd();
+	auto in_req = ep->next_conn_req();
+	auto in_req_cfg = ep->next_conn_req(c);
+	bad += !in_req || !in_req_cfg;
+	bad += !in_req->get_private_data();
+	bad += !in_req->recv(*mr, 0, 8);
+	auto accepted = in_req->connect(rpma::as_bytes(rpma::span<const char>(mem)));
+	bad += !accepted;
+
+	auto out_req = rpma::conn_req::create(p, "127.0.0.1", "7204");
+	auto out_req_cfg = rpma::conn_req::create(p, "127.0.0.1", "7204", c);
+	bad += !out_req || !out_req_cfg;
+	auto conn = out_req->connect();
+	bad += !conn;
+	rpma::conn &cn = *conn;
+	bad += !cn.get_event_fd();
+	bad += cn.next_event().value_or(RPMA_CONN_UNDEFINED) != RPMA_CONN_ESTABLISHED;
+	bad += cn.get_private_data()->empty();
+	bad += !cn.apply_remote_peer_cfg(*pcfg2);
+	bad += !cn.get_qp_num();
+	bad += !cn.get_compl_fd();
+	auto woken = cn.wait(0);
+	bad += !woken || !woken->queue || woken->is_rcq;
+
+	const char eight[RPMA_ATOMIC_WRITE_ALIGNMENT] = {};
+	bad += !cn.read(*mr, 0, *remote, 0, 8, RPMA_F_COMPLETION_ALWAYS, nullptr);
+	bad += !cn.write(*remote, 0, *mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR);
+	bad += !cn.write_with_imm(*remote, 0, *mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 7u);
+	bad += !cn.atomic_write(*remote, 0, eight, RPMA_F_COMPLETION_ALWAYS);
+	bad += !cn.atomic_write(*remote, 0, std::uint64_t{ 42 }, RPMA_F_COMPLETION_ALWAYS);
+	bad += !cn.flush(*remote, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS);
+	bad += !cn.send(*mr, 0, 8, RPMA_F_COMPLETION_ALWAYS);
+	bad += !cn.send_with_imm(*mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 1u);
+	bad += !cn.recv(*mr, 0, 8);
+
+	auto cq = cn.get_cq();
+	auto rcq = cn.get_rcq();
+	bad += !cq || !rcq;
+	const rpma::cq q = *cq;
+	bad += !q.get_fd() || !q.wait();
+	rpma_completion one;
+	bad += !q.get_completion(one);
+	auto got = q.get_completion();
+	bad += !got || got->op_status != IBV_WC_SUCCESS;
+	rpma_completion many[4];
+	bad += q.get_completions(many).value_or(0) > 4;
+	bad += !q.wait_completion(one, 10);
+	bad += !q.wait_completion();
+	ibv_wc wc[2];
+	bad += !q.get_wc(wc);
+
+	bad += !cn.disconnect();
+	bad += !conn->reset();
+
+	bad += !rpma::utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	bad += !rpma::utils_ibv_context_is_odp_capable(ctx).value_or(false);
+	bad += rpma::utils_conn_event_2str(RPMA_CONN_CLOSED) == nullptr;
+	bad += !rpma::log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_ERROR);
+	bad += !rpma::log_get_threshold(RPMA_LOG_THRESHOLD);
+	bad += !rpma::log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION);
+
+	rpma_peer *raw = peer->release();
+	rpma::peer adopted(raw);
+	bad += !adopted;
+	return bad;
+}
+
+/* ---- checks that need no device ---- */
+
+int failures;
+
+void check(bool ok, const char *what)
+{
+	if (!ok) {
+		std::fprintf(stderr, "header_only: failed: %s\n", what);
+		failures++;
+	}
+}
+
+void check_span()
+{
+	char chars[5] = { 'r', 'p', 'm', 'a', '\0' };
+	rpma::span<char> s(chars);
+	check(s.size() == 5 && s.data() == chars, "span from an array");
+	rpma::span<const char> cs = s;
+	check(cs.size() == 5 && cs.data() == chars, "span<const T> from span<T>");
+	rpma::span<const std::byte> bytes = rpma::as_bytes(cs);
+	check(bytes.size() == 5 && static_cast<const void *>(bytes.data()) == chars, "as_bytes");
+	check(s.subspan(1, 2).size() == 2 && s.subspan(1, 2)[0] == 'p', "subspan");
+	check(s.first(3).size() == 3 && s.last(2)[0] == 'a', "first, last");
+
+	std::string str("abc");
+	rpma::span<const char> from_container(str);
+	check(from_container.size() == 3 && from_container.data() == str.data(),
+	      "span from a contiguous container");
+	std::size_t n = 0;
+	for (char ch : from_container)
+		n += ch != '\0';
+	check(n == 3, "iteration");
+	check(rpma::span<int>().empty(), "empty span");
+}
+
+void check_errors()
+{
+	std::error_code ec = rpma::errc::inval;
+	check(std::string(ec.category().name()) == "rpma", "category name");
+	check(ec.message() == rpma_err_2str(RPMA_E_INVAL), "message is rpma_err_2str");
+	check(ec.value() == RPMA_E_INVAL, "value is the RPMA_E_* code");
+	check(ec == std::errc::invalid_argument, "inval matches std::errc::invalid_argument");
+	check(std::error_code(rpma::errc::nomem) == std::errc::not_enough_memory, "nomem");
+	check(std::error_code(rpma::errc::nosupp) == std::errc::not_supported, "nosupp");
+	check(std::error_code(rpma::errc::no_completion) != std::errc::invalid_argument,
+	      "no_completion is not inval");
+	check(std::string(rpma::errc_name(RPMA_E_NO_COMPLETION)) == "RPMA_E_NO_COMPLETION",
+	      "errc_name");
+
+	rpma::result<void> ok;
+	check(ok.has_value() && !ok.error() && ok.code() == 0, "result<void> success");
+	rpma::result<void> failed = rpma::result<void>::from_code(RPMA_E_AGAIN);
+	check(!failed && failed.error() == rpma::errc::again && failed.code() == RPMA_E_AGAIN,
+	      "result<void> failure");
+
+	rpma::result<int> seven = 7;
+	check(seven && *seven == 7 && seven.value() == 7 && !seven.error(), "result<int> value");
+	rpma::result<int> none = rpma::result<int>::from_code(RPMA_E_NO_EVENT);
+	check(!none && none.error() == rpma::errc::no_event && none.value_or(-1) == -1,
+	      "result<int> failure");
+	rpma::result<int> zero_code = rpma::result<int>::from_code(0);
+	check(!zero_code && zero_code.code() == RPMA_E_UNKNOWN,
+	      "a failure never reads as success");
+	rpma::result<rpma::peer> no_peer = rpma::errc::nomem;
+	check(!no_peer && no_peer.error() == rpma::errc::nomem, "result<owner> failure");
+}
+
+} /* namespace */
+
+int main(int argc, char *argv[])
+{
+	(void)argv;
+	if (argc > 1000)
+		return instantiate_everything(nullptr);
+
+	check_span();
+	check_errors();
+#ifdef RPMA_HPP_STD_SPAN
+	std::printf("header_only: C++ %ld, std::span\n", static_cast<long>(__cplusplus));
+#else
+	std::printf("header_only: C++ %ld, rpma::span\n", static_cast<long>(__cplusplus));
+#endif
+	return failures == 0 ? 0 : 1;
+}
