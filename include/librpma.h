@@ -32,15 +32,15 @@ extern "C" {
 #define RPMA_W_WAIT_FOR_COMPLETION (1)
 
 /* error codes */
-#define RPMA_E_UNKNOWN (-100000)	 /* unknown error */
-#define RPMA_E_NOSUPP (-100001)		 /* not supported */
-#define RPMA_E_PROVIDER (-100002)	 /* provider (rdma-core) error */
-#define RPMA_E_NOMEM (-100003)		 /* out of memory */
-#define RPMA_E_INVAL (-100004)		 /* invalid argument */
-#define RPMA_E_NO_COMPLETION (-100005)	 /* no completion available */
-#define RPMA_E_NO_EVENT (-100006)	 /* no event available */
-#define RPMA_E_AGAIN (-100007)		 /* temporary error, try again */
-#define RPMA_E_SHARED_CHANNEL (-100008)	 /* completion channel is shared */
+#define RPMA_E_UNKNOWN	       (-100000) /* unknown error */
+#define RPMA_E_NOSUPP	       (-100001) /* not supported */
+#define RPMA_E_PROVIDER	       (-100002) /* provider (rdma-core) error */
+#define RPMA_E_NOMEM	       (-100003) /* out of memory */
+#define RPMA_E_INVAL	       (-100004) /* invalid argument */
+#define RPMA_E_NO_COMPLETION   (-100005) /* no completion available */
+#define RPMA_E_NO_EVENT	       (-100006) /* no event available */
+#define RPMA_E_AGAIN	       (-100007) /* temporary error, try again */
+#define RPMA_E_SHARED_CHANNEL  (-100008) /* completion channel is shared */
 #define RPMA_E_NOT_SHARED_CHNL (-100009) /* completion channel isn't shared */
 
 #define RPMA_DEFAULT_TIMEOUT_MS 1000
@@ -82,14 +82,14 @@ int rpma_peer_delete(struct rpma_peer **peer_ptr);
 struct rpma_mr_local;
 struct rpma_mr_remote;
 
-#define RPMA_MR_USAGE_READ_SRC (1 << 0)
-#define RPMA_MR_USAGE_READ_DST (1 << 1)
-#define RPMA_MR_USAGE_WRITE_SRC (1 << 2)
-#define RPMA_MR_USAGE_WRITE_DST (1 << 3)
+#define RPMA_MR_USAGE_READ_SRC		    (1 << 0)
+#define RPMA_MR_USAGE_READ_DST		    (1 << 1)
+#define RPMA_MR_USAGE_WRITE_SRC		    (1 << 2)
+#define RPMA_MR_USAGE_WRITE_DST		    (1 << 3)
 #define RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY (1 << 4)
 #define RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT (1 << 5)
-#define RPMA_MR_USAGE_SEND (1 << 6)
-#define RPMA_MR_USAGE_RECV (1 << 7)
+#define RPMA_MR_USAGE_SEND		    (1 << 6)
+#define RPMA_MR_USAGE_RECV		    (1 << 7)
 
 int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 		struct rpma_mr_local **mr_ptr);
@@ -103,8 +103,7 @@ int rpma_mr_get_size(const struct rpma_mr_local *mr, size_t *size);
 int rpma_mr_remote_get_size(const struct rpma_mr_remote *mr, size_t *size);
 int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote *mr, int *flush_type);
 int rpma_mr_remote_delete(struct rpma_mr_remote **mr_ptr);
-int rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice,
-		   uint32_t flags);
+int rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags);
 
 /* connection configuration */
 
@@ -151,8 +150,7 @@ struct rpma_conn_private_data {
 int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd);
 int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event);
 const char *rpma_utils_conn_event_2str(enum rpma_conn_event conn_event);
-int rpma_conn_get_private_data(const struct rpma_conn *conn,
-			       struct rpma_conn_private_data *pdata);
+int rpma_conn_get_private_data(const struct rpma_conn *conn, struct rpma_conn_private_data *pdata);
 int rpma_conn_apply_remote_peer_cfg(struct rpma_conn *conn, const struct rpma_peer_cfg *pcfg);
 int rpma_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num);
 int rpma_conn_get_cq(const struct rpma_conn *conn, struct rpma_cq **cq_ptr);
@@ -170,8 +168,7 @@ int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port
 		      const struct rpma_conn_cfg *cfg, struct rpma_conn_req **req_ptr);
 int rpma_conn_req_delete(struct rpma_conn_req **req_ptr);
 int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
-			  const struct rpma_conn_private_data *pdata,
-			  struct rpma_conn **conn_ptr);
+			  const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr);
 int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, size_t offset,
 		       size_t len, const void *op_context);
 int rpma_conn_req_get_private_data(const struct rpma_conn_req *req,
@@ -243,8 +240,7 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, 
 
 int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd);
 int rpma_cq_wait(struct rpma_cq *cq);
-int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
-		   int *num_entries_got);
+int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got);
 
 /* errors */
 
@@ -253,13 +249,13 @@ const char *rpma_err_2str(int ret);
 /* logging */
 
 enum rpma_log_level {
-	RPMA_LOG_DISABLED = -1,	 /* all messages are suppressed */
-	RPMA_LOG_LEVEL_FATAL,	 /* an unrecoverable error */
-	RPMA_LOG_LEVEL_ERROR,	 /* an error that the library reports */
-	RPMA_LOG_LEVEL_WARNING,	 /* a condition worth a look */
-	RPMA_LOG_LEVEL_NOTICE,	 /* a normal but significant condition */
-	RPMA_LOG_LEVEL_INFO,	 /* informational */
-	RPMA_LOG_LEVEL_DEBUG,	 /* debugging */
+	RPMA_LOG_DISABLED = -1, /* all messages are suppressed */
+	RPMA_LOG_LEVEL_FATAL,	/* an unrecoverable error */
+	RPMA_LOG_LEVEL_ERROR,	/* an error that the library reports */
+	RPMA_LOG_LEVEL_WARNING, /* a condition worth a look */
+	RPMA_LOG_LEVEL_NOTICE,	/* a normal but significant condition */
+	RPMA_LOG_LEVEL_INFO,	/* informational */
+	RPMA_LOG_LEVEL_DEBUG,	/* debugging */
 };
 
 enum rpma_log_threshold {
@@ -271,9 +267,8 @@ enum rpma_log_threshold {
 int rpma_log_set_threshold(enum rpma_log_threshold threshold, enum rpma_log_level level);
 int rpma_log_get_threshold(enum rpma_log_threshold threshold, enum rpma_log_level *level);
 
-typedef void rpma_log_function(enum rpma_log_level level, const char *file_name,
-			       const int line_no, const char *function_name,
-			       const char *message_format, ...);
+typedef void rpma_log_function(enum rpma_log_level level, const char *file_name, const int line_no,
+			       const char *function_name, const char *message_format, ...);
 
 #define RPMA_LOG_USE_DEFAULT_FUNCTION (NULL)
 
@@ -284,21 +279,21 @@ int rpma_log_set_function(rpma_log_function *log_function);
  * Values are appended only at the end.
  */
 enum rpma_op {
-	RPMA_OP_READ,		      /* rpma_read */
-	RPMA_OP_WRITE,		      /* rpma_write, rpma_write_with_imm, rpma_atomic_write */
-	RPMA_OP_FLUSH,		      /* rpma_flush, whatever method carries it */
-	RPMA_OP_SEND,		      /* rpma_send, rpma_send_with_imm */
-	RPMA_OP_RECV,		      /* a receive matched by a send */
-	RPMA_OP_RECV_RDMA_WITH_IMM,   /* a receive consumed by a write with immediate data */
+	RPMA_OP_READ,		    /* rpma_read */
+	RPMA_OP_WRITE,		    /* rpma_write, rpma_write_with_imm, rpma_atomic_write */
+	RPMA_OP_FLUSH,		    /* rpma_flush, whatever method carries it */
+	RPMA_OP_SEND,		    /* rpma_send, rpma_send_with_imm */
+	RPMA_OP_RECV,		    /* a receive matched by a send */
+	RPMA_OP_RECV_RDMA_WITH_IMM, /* a receive consumed by a write with immediate data */
 };
 
 struct rpma_completion {
-	void *op_context;	     /* the op_context given when posting */
-	enum rpma_op op;	     /* valid only when op_status is IBV_WC_SUCCESS */
-	uint32_t byte_len;	     /* bytes received (receives only) */
+	void *op_context;	      /* the op_context given when posting */
+	enum rpma_op op;	      /* valid only when op_status is IBV_WC_SUCCESS */
+	uint32_t byte_len;	      /* bytes received (receives only) */
 	enum ibv_wc_status op_status; /* IBV_WC_SUCCESS or the failure */
-	unsigned flags;		     /* IBV_WC_WITH_IMM when imm is valid */
-	uint32_t imm;		     /* immediate data, host byte order */
+	unsigned flags;		      /* IBV_WC_WITH_IMM when imm is valid */
+	uint32_t imm;		      /* immediate data, host byte order */
 };
 
 /* Extension: take the oldest completion from a CQ. */

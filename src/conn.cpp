@@ -106,9 +106,9 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	}
 
 	/* an RDMA read lands locally (and on iWARP, is written remotely) */
-	conn->flush_sink_mr = verbs::reg_mr(
-		peer->pd, conn->flush_sink, sizeof(conn->flush_sink),
-		IBV_ACCESS_LOCAL_WRITE | (peer->iwarp ? IBV_ACCESS_REMOTE_WRITE : 0));
+	conn->flush_sink_mr =
+	    verbs::reg_mr(peer->pd, conn->flush_sink, sizeof(conn->flush_sink),
+			  IBV_ACCESS_LOCAL_WRITE | (peer->iwarp ? IBV_ACCESS_REMOTE_WRITE : 0));
 	if (conn->flush_sink_mr == nullptr) {
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
 		goto destroy_evch;
@@ -267,8 +267,7 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	return 0;
 }
 
-int rpma_conn_get_private_data(const struct rpma_conn *conn,
-			       struct rpma_conn_private_data *pdata)
+int rpma_conn_get_private_data(const struct rpma_conn *conn, struct rpma_conn_private_data *pdata)
 {
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(pdata != nullptr);

@@ -24,7 +24,7 @@ constexpr size_t CONN_PRIVATE_DATA_MAX = 255;
 /* The queues a request builds and its connection takes over. */
 struct conn_queues {
 	rpma_cq *cq = nullptr;
-	rpma_cq *rcq = nullptr; /* NULL: receives complete elsewhere */
+	rpma_cq *rcq = nullptr;			    /* NULL: receives complete elsewhere */
 	ibv_comp_channel *shared_channel = nullptr; /* NULL: each CQ has its own */
 };
 
@@ -57,7 +57,8 @@ struct rpma_conn {
 	int post_send(ibv_send_wr *wr);
 };
 
-namespace rpma {
+namespace rpma
+{
 
 /* Sets up the CQs and the QP of a connection on id, as cfg says. */
 int conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cfg *cfg,

@@ -17,7 +17,8 @@
 
 using namespace rpma;
 
-namespace {
+namespace
+{
 
 /* Releases what a request holds; rejects first when the client is waiting. */
 int conn_req_destroy(rpma_conn_req *req, bool reject)
@@ -160,9 +161,10 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
 	 */
 	rpma_conn_req *req = *req_ptr;
 	*req_ptr = nullptr;
-	if (conn_ptr == nullptr || (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0))) {
-		RPMA_LOG_ERROR("invalid argument: %s", conn_ptr == nullptr ? "conn_ptr == NULL"
-									 : "empty private data");
+	if (conn_ptr == nullptr ||
+	    (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0))) {
+		RPMA_LOG_ERROR("invalid argument: %s",
+			       conn_ptr == nullptr ? "conn_ptr == NULL" : "empty private data");
 		(void)conn_req_destroy(req, req->passive);
 		return RPMA_E_INVAL;
 	}

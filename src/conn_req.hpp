@@ -21,7 +21,8 @@ struct rpma_conn_req {
 	uint8_t private_data_len;
 };
 
-namespace rpma {
+namespace rpma
+{
 
 /* Makes a passive request from an RDMA_CM_EVENT_CONNECT_REQUEST event. */
 int conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rpma_conn_cfg *cfg,

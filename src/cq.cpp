@@ -14,7 +14,8 @@
 #include "err.hpp"
 #include "verbs/verbs.hpp"
 
-namespace rpma {
+namespace rpma
+{
 
 static uint32_t ring_capacity(uint32_t at_least)
 {

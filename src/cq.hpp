@@ -67,7 +67,8 @@ struct rpma_cq {
 	int ack_and_rearm();
 };
 
-namespace rpma {
+namespace rpma
+{
 
 /*
  * Creates a CQ of size entries. channel == NULL: the CQ gets a completion

@@ -8,9 +8,11 @@
 
 #include "err.hpp"
 
-namespace rpma {
+namespace rpma
+{
 
-namespace {
+namespace
+{
 thread_local int last_provider_errno;
 }
 

@@ -10,7 +10,8 @@
 
 #include "log.hpp"
 
-namespace rpma {
+namespace rpma
+{
 
 /*
  * Records err as the calling thread's provider error (see
@@ -26,14 +27,14 @@ void set_provider_error(int err);
 } /* namespace rpma */
 
 /* return RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr"); */
-#define RPMA_PROVIDER_FAILED(err, call)                                                           \
+#define RPMA_PROVIDER_FAILED(err, call)                                                            \
 	rpma::provider_error((err), (call), __FILE__, __LINE__, __func__)
 
 /* Argument checks: log what was wrong, return RPMA_E_INVAL. */
 #define RPMA_CHECK_ARG(cond)                                                                       \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			RPMA_LOG_ERROR("invalid argument: %s", #cond);                               \
+			RPMA_LOG_ERROR("invalid argument: %s", #cond);                             \
 			return RPMA_E_INVAL;                                                       \
 		}                                                                                  \
 	} while (0)

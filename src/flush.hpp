@@ -13,7 +13,8 @@
 struct rpma_conn;
 struct rpma_mr_remote;
 
-namespace rpma {
+namespace rpma
+{
 
 /*
  * Posts an RDMA read on conn. A signaled read is remembered by the send CQ

@@ -12,14 +12,16 @@
 #include "err.hpp"
 #include "log.hpp"
 
-namespace rpma::log {
+namespace rpma::log
+{
 
 std::atomic<int> thresholds[RPMA_LOG_THRESHOLD_MAX] = {
 	{ RPMA_LOG_LEVEL_WARNING }, /* to the log function (syslog by default) */
 	{ RPMA_LOG_DISABLED },	    /* additionally to stderr */
 };
 
-namespace {
+namespace
+{
 
 int syslog_priority(rpma_log_level level)
 {
@@ -41,8 +43,8 @@ int syslog_priority(rpma_log_level level)
 
 const char *level_name(rpma_log_level level)
 {
-	static const char *const names[] = { "*FATAL*", "*ERROR*", "*WARNING*",
-					     "*NOTICE*", "*INFO*", "*DEBUG*" };
+	static const char *const names[] = { "*FATAL*",	 "*ERROR*", "*WARNING*",
+					     "*NOTICE*", "*INFO*",  "*DEBUG*" };
 	if (level < RPMA_LOG_LEVEL_FATAL || level > RPMA_LOG_LEVEL_DEBUG)
 		return "*?*";
 	return names[level];
@@ -50,7 +52,7 @@ const char *level_name(rpma_log_level level)
 
 void default_function(rpma_log_level level, const char *file_name, const int line_no,
 		      const char *function_name, const char *message_format, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 
 void default_function(rpma_log_level level, const char *file_name, const int line_no,
 		      const char *function_name, const char *message_format, ...)
@@ -64,8 +66,8 @@ void default_function(rpma_log_level level, const char *file_name, const int lin
 	const char *base = file_name ? strrchr(file_name, '/') : nullptr;
 	base = base ? base + 1 : (file_name ? file_name : "");
 
-	syslog(syslog_priority(level), "librpma: %s %s:%d %s: %s", level_name(level), base,
-	       line_no, function_name ? function_name : "", message);
+	syslog(syslog_priority(level), "librpma: %s %s:%d %s: %s", level_name(level), base, line_no,
+	       function_name ? function_name : "", message);
 	if (level <= thresholds[RPMA_LOG_THRESHOLD_AUX].load(std::memory_order_relaxed))
 		fprintf(stderr, "librpma: %s %s:%d %s: %s\n", level_name(level), base, line_no,
 			function_name ? function_name : "", message);

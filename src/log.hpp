@@ -13,7 +13,8 @@
 
 #include <librpma.h>
 
-namespace rpma::log {
+namespace rpma::log
+{
 
 extern std::atomic<int> thresholds[RPMA_LOG_THRESHOLD_MAX];
 
@@ -38,11 +39,11 @@ void emit(rpma_log_level level, const char *file, int line, const char *func, co
 			rpma::log::emit(level, __FILE__, __LINE__, __func__, __VA_ARGS__);         \
 	} while (0)
 
-#define RPMA_LOG_FATAL(...) RPMA_LOG(RPMA_LOG_LEVEL_FATAL, __VA_ARGS__)
-#define RPMA_LOG_ERROR(...) RPMA_LOG(RPMA_LOG_LEVEL_ERROR, __VA_ARGS__)
+#define RPMA_LOG_FATAL(...)   RPMA_LOG(RPMA_LOG_LEVEL_FATAL, __VA_ARGS__)
+#define RPMA_LOG_ERROR(...)   RPMA_LOG(RPMA_LOG_LEVEL_ERROR, __VA_ARGS__)
 #define RPMA_LOG_WARNING(...) RPMA_LOG(RPMA_LOG_LEVEL_WARNING, __VA_ARGS__)
-#define RPMA_LOG_NOTICE(...) RPMA_LOG(RPMA_LOG_LEVEL_NOTICE, __VA_ARGS__)
-#define RPMA_LOG_INFO(...) RPMA_LOG(RPMA_LOG_LEVEL_INFO, __VA_ARGS__)
-#define RPMA_LOG_DEBUG(...) RPMA_LOG(RPMA_LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define RPMA_LOG_NOTICE(...)  RPMA_LOG(RPMA_LOG_LEVEL_NOTICE, __VA_ARGS__)
+#define RPMA_LOG_INFO(...)    RPMA_LOG(RPMA_LOG_LEVEL_INFO, __VA_ARGS__)
+#define RPMA_LOG_DEBUG(...)   RPMA_LOG(RPMA_LOG_LEVEL_DEBUG, __VA_ARGS__)
 
 #endif /* RPMA_LOG_HPP */

@@ -12,7 +12,8 @@
 #include "peer.hpp"
 #include "verbs/verbs.hpp"
 
-namespace rpma {
+namespace rpma
+{
 
 int usage_to_access(const rpma_peer *peer, int usage)
 {
@@ -199,8 +200,8 @@ int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote *mr, int *flush_ty
 {
 	RPMA_CHECK_ARG(mr != nullptr);
 	RPMA_CHECK_ARG(flush_type != nullptr);
-	*flush_type = mr->usage &
-		      (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	*flush_type =
+	    mr->usage & (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	return 0;
 }
 
@@ -212,8 +213,7 @@ int rpma_mr_remote_delete(struct rpma_mr_remote **mr_ptr)
 	return 0;
 }
 
-int rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice,
-		   uint32_t flags)
+int rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags)
 {
 	RPMA_CHECK_ARG(mr != nullptr);
 	RPMA_CHECK_ARG(len != 0 && len <= UINT32_MAX);

@@ -18,11 +18,10 @@ struct rpma_peer;
 /* librpma 1.x region descriptor: u64 addr, u64 length, u32 rkey, u8 usage */
 constexpr size_t MR_DESCRIPTOR_SIZE = 21;
 
-constexpr int MR_USAGE_ALL = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
-			     RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_WRITE_DST |
-			     RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-			     RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND |
-			     RPMA_MR_USAGE_RECV;
+constexpr int MR_USAGE_ALL =
+    RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
+    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+    RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
 
 struct rpma_mr_local {
 	ibv_mr *mr;
@@ -45,7 +44,8 @@ struct rpma_mr_remote {
 	int usage;
 };
 
-namespace rpma {
+namespace rpma
+{
 
 /* The ibv access flags a region needs for the given usage on that peer. */
 int usage_to_access(const rpma_peer *peer, int usage);

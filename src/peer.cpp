@@ -11,7 +11,8 @@
 #include "peer.hpp"
 #include "verbs/verbs.hpp"
 
-namespace rpma {
+namespace rpma
+{
 
 /*
  * The kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE bit of device_cap_flags_ex; it
@@ -38,8 +39,8 @@ int query_odp(ibv_context *context, bool *odp_capable)
 
 } /* namespace rpma */
 
-int rpma_peer::create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_cq,
-			 ibv_cq *recv_cq, ibv_srq *srq) const
+int rpma_peer::create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_cq, ibv_cq *recv_cq,
+			 ibv_srq *srq) const
 {
 	const rpma_conn_cfg &c = rpma_conn_cfg::or_defaults(cfg);
 
@@ -61,9 +62,10 @@ int rpma_peer::create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_
 #ifdef HAVE_IBV_ATOMIC_WRITE
 	if (native_atomic_write) {
 		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		attr.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-				      IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-				      IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_WRITE;
+		attr.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+				      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
+				      IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+				      IBV_QP_EX_WITH_ATOMIC_WRITE;
 	}
 #endif
 

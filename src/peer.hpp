@@ -29,7 +29,8 @@ struct rpma_peer {
 		      ibv_srq *srq) const;
 };
 
-namespace rpma {
+namespace rpma
+{
 /* Probes whether a device can register memory on demand for RC. */
 int query_odp(ibv_context *context, bool *odp_capable);
 } /* namespace rpma */

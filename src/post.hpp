@@ -17,7 +17,8 @@
 #include "err.hpp"
 #include "mr.hpp"
 
-namespace rpma {
+namespace rpma
+{
 
 /*
  * ibv_post_send() and friends return the error number itself and leave
@@ -95,8 +96,8 @@ inline int remote_range(const rpma_mr_remote *mr, size_t offset, size_t len, uin
 }
 
 /* A receive work request into [offset, offset + len) of dst. */
-inline int prepare_recv(const rpma_mr_local *dst, size_t offset, size_t len,
-			const void *op_context, ibv_recv_wr *wr, ibv_sge *sge)
+inline int prepare_recv(const rpma_mr_local *dst, size_t offset, size_t len, const void *op_context,
+			ibv_recv_wr *wr, ibv_sge *sge)
 {
 	int nsge = local_sge(dst, offset, len, sge);
 	if (nsge < 0)

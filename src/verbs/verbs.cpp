@@ -8,7 +8,8 @@
 
 #include "verbs/verbs.hpp"
 
-namespace rpma::verbs {
+namespace rpma::verbs
+{
 
 int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr)
 {

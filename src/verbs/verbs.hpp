@@ -16,7 +16,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-namespace rpma::verbs {
+namespace rpma::verbs
+{
 
 /* devices and protection domains */
 int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr);
