@@ -446,6 +446,12 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	if (ret)
 		return ret;
 
+	/*
+	 * The fence keeps the write behind the reads (flushes) posted before
+	 * it, so that e.g. a commit flag lands only after the data it covers
+	 * was flushed.
+	 */
+	send_flags |= IBV_SEND_FENCE;
 	if (conn->peer->native_atomic_write) {
 		ret = verbs::post_atomic_write(conn->id->qp, wr_id_of(op_context), send_flags, rkey,
 					       raddr, src);
@@ -454,17 +460,12 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 		return 0;
 	}
 
-	/*
-	 * An 8-byte aligned write placed by one inline packet is not torn; the
-	 * fence keeps it behind the reads (flushes) posted before it, so that
-	 * e.g. a commit flag is written only after the data it covers persisted.
-	 */
+	/* an 8-byte aligned write placed by one inline packet is not torn */
 	ibv_sge sge{};
 	sge.addr = reinterpret_cast<uintptr_t>(src);
 	sge.length = RPMA_ATOMIC_WRITE_ALIGNMENT;
 	ibv_send_wr wr;
-	send_wr(&wr, &sge, 1, IBV_WR_RDMA_WRITE, send_flags | IBV_SEND_INLINE | IBV_SEND_FENCE,
-		op_context);
+	send_wr(&wr, &sge, 1, IBV_WR_RDMA_WRITE, send_flags | IBV_SEND_INLINE, op_context);
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return conn->post_send(&wr);

@@ -23,15 +23,27 @@ struct rpma_cq {
 	 * the completion of any read. To report it as RPMA_OP_FLUSH the send
 	 * CQ remembers, in posting order, which signaled reads were flushes:
 	 * an RC send queue completes its signaled work requests in that order.
-	 * One producer (the posting thread) and one consumer (the polling
-	 * thread) share the ring without a lock.
+	 * Posting threads take reads_lock across noting and posting, so that
+	 * the ring's order is the send queue's order; pollers take slots with
+	 * an atomic increment.
 	 */
 	uint8_t *read_kinds;
 	uint32_t read_kinds_mask; /* capacity - 1, capacity a power of two */
 	std::atomic<uint32_t> reads_posted{ 0 };
 	std::atomic<uint32_t> reads_completed{ 0 };
+	std::atomic_flag reads_lock = ATOMIC_FLAG_INIT;
 
-	/* Records a signaled read before it is posted; false when the ring is full. */
+	void lock_reads()
+	{
+		while (reads_lock.test_and_set(std::memory_order_acquire))
+			; /* held only across one post: spin */
+	}
+	void unlock_reads()
+	{
+		reads_lock.clear(std::memory_order_release);
+	}
+
+	/* Records a signaled read (under reads_lock); false when the ring is full. */
 	bool note_read(bool is_flush)
 	{
 		uint32_t head = reads_posted.load(std::memory_order_relaxed);
@@ -42,7 +54,7 @@ struct rpma_cq {
 		return true;
 	}
 
-	/* Forgets the read just noted: its post failed, no completion will come. */
+	/* Forgets the read just noted (under reads_lock): its post failed. */
 	void unnote_read()
 	{
 		reads_posted.store(reads_posted.load(std::memory_order_relaxed) - 1,
@@ -53,11 +65,12 @@ struct rpma_cq {
 	bool take_read()
 	{
 		uint32_t tail = reads_completed.load(std::memory_order_relaxed);
-		if (tail == reads_posted.load(std::memory_order_acquire))
-			return false; /* not ours: e.g. polled through rpma_cq_get_wc */
-		bool is_flush = read_kinds[tail & read_kinds_mask];
-		reads_completed.store(tail + 1, std::memory_order_release);
-		return is_flush;
+		do {
+			if (tail == reads_posted.load(std::memory_order_acquire))
+				return false; /* not ours: e.g. polled through rpma_cq_get_wc */
+		} while (!reads_completed.compare_exchange_weak(tail, tail + 1,
+								std::memory_order_acq_rel));
+		return read_kinds[tail & read_kinds_mask];
 	}
 
 	/* Polls up to n work completions, translating nothing. */

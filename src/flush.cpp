@@ -12,19 +12,19 @@
 
 int rpma::post_read(rpma_conn *conn, ibv_send_wr *wr, bool is_flush)
 {
-	rpma_cq *cq = conn->queues.cq;
-	const bool signaled = wr->send_flags & IBV_SEND_SIGNALED;
-	bool noted = false;
-	if (signaled) {
-		noted = cq->note_read(is_flush);
-		if (!noted)
-			RPMA_LOG_WARNING("more signaled reads outstanding than the send queue and "
-					 "CQ can hold: this one may complete as a plain read");
-	}
+	if (!(wr->send_flags & IBV_SEND_SIGNALED))
+		return conn->post_send(wr); /* no completion to tell apart */
 
+	rpma_cq *cq = conn->queues.cq;
+	cq->lock_reads();
+	const bool noted = cq->note_read(is_flush);
 	int ret = conn->post_send(wr);
 	if (ret && noted)
 		cq->unnote_read();
+	cq->unlock_reads();
+	if (!noted)
+		RPMA_LOG_WARNING("more signaled reads outstanding than the send queue and CQ can "
+				 "hold: this one may complete as a plain read");
 	return ret;
 }
 

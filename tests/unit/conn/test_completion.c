@@ -275,6 +275,59 @@ static void get__mixed_apis_stay_in_step(void **state)
 	assert_int_equal(c.op, RPMA_OP_READ);
 }
 
+/*
+ * Threads posting reads and flushes at once on one connection: each
+ * completion must still report the kind of the operation behind it.
+ * Contexts encode the kind: even addresses are reads, odd ones flushes.
+ */
+#define CONCURRENT_OPS_PER_THREAD 8
+
+static char kinds[2 * CONCURRENT_OPS_PER_THREAD * 2];
+
+static void *post_mixed(void *arg)
+{
+	const int first = *(const int *)arg;
+	for (int i = 0; i < CONCURRENT_OPS_PER_THREAD; i++) {
+		const int slot = first + 2 * i;
+		void *ctx = &kinds[2 * slot + (i % 2)];
+		const int ret = i % 2 ? rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+						   RPMA_F_COMPLETION_ALWAYS, ctx)
+				      : rpma_read(conn, mr, 0, rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+						  ctx);
+		if (ret)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void get__concurrent_posters_keep_kinds(void **state)
+{
+	(void)state;
+	unsigned replayed = 0;
+	for (int round = 0; round < 1000; round++) {
+		pthread_t t[2];
+		int first[2] = { 0, 1 };
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(pthread_create(&t[i], NULL, post_mixed, &first[i]), 0);
+		for (int i = 0; i < 2; i++) {
+			void *failed = NULL;
+			assert_int_equal(pthread_join(t[i], &failed), 0);
+			assert_null(failed);
+		}
+		/* the send queue completes in the order the posts reached it */
+		for (; replayed < fake_verbs_sends(); replayed++)
+			push_wc(icq, fake_verbs_send(replayed)->wr.wr_id, IBV_WC_RDMA_READ);
+		for (int n = 0; n < 2 * CONCURRENT_OPS_PER_THREAD; n++) {
+			struct rpma_completion c = poisoned();
+			assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
+			const int is_flush = (int)(((char *)c.op_context - kinds) % 2);
+			assert_int_equal(c.op, is_flush ? RPMA_OP_FLUSH : RPMA_OP_READ);
+		}
+		assert_int_equal(rpma_cq_get_completion(cq, &(struct rpma_completion){ 0 }),
+				 RPMA_E_NO_COMPLETION);
+	}
+}
+
 static void get__read_with_odd_context(void **state)
 {
 	(void)state;
@@ -738,6 +791,7 @@ int main(void)
 		T(get__unsignaled_flush_then_read),
 		T(get__failed_post_is_forgotten),
 		T(get__mixed_apis_stay_in_step),
+		T(get__concurrent_posters_keep_kinds),
 		T(get__read_with_odd_context),
 		T(get__imm_host_order),
 		T(get__recv_rdma_with_imm_value),

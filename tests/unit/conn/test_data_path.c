@@ -450,6 +450,8 @@ static void atomic_write__native(void **state)
 	assert_true(r->native_atomic_write);
 	assert_int_equal(r->wr.wr_id, (uintptr_t)&ctx);
 	assert_true(signaled(r));
+	/* ordered behind earlier flushes, as the emulated one */
+	assert_true(r->wr.send_flags & IBV_SEND_FENCE);
 	assert_int_equal(r->wr.wr.rdma.remote_addr, RADDR + 64);
 	assert_int_equal(r->wr.wr.rdma.rkey, RKEY);
 	assert_memory_equal(r->inline_data, src8, 8);
