@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""
+check-coverage.py -- every public function has its page, every page has a
+reason to exist, and the pages hang together.
+
+  - each function declared in include/librpma.h and each symbol exported by
+    src/librpma.map has man/man3/<name>.3;
+  - each man3 page names an exported function or a type that the header
+    defines;
+  - each page has the sections a reader expects, its .TH and NAME agree with
+    its file name, and its ERRORS name only codes the header defines;
+  - extension pages (symbols of a node other than LIBRPMA_1.0) say so,
+    1.x pages do not;
+  - references to the library's own pages, NAME(3) or NAME(7), resolve;
+  - man/meson.build installs exactly the pages that exist.
+
+Usage: check-coverage.py SOURCE_ROOT
+Exit status 0 when everything holds, 1 otherwise.
+"""
+
+import glob
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import manpages  # noqa: E402
+
+BASE_NODE = 'LIBRPMA_1.0'
+FUNCTION_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'RETURN VALUE', 'ERRORS',
+                     'VERSIONS', 'SEE ALSO']
+TYPE_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'SEE ALSO']
+# pages installed as links to another page (see man/meson.build)
+LINKS = {'rpma_op': 'rpma_completion'}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
+        return 2
+    root = sys.argv[1]
+    header = os.path.join(root, 'include', 'librpma.h')
+    symmap = os.path.join(root, 'src', 'librpma.map')
+    meson = os.path.join(root, 'man', 'meson.build')
+
+    errors = []
+
+    functions = manpages.header_functions(header)
+    types = manpages.header_types(header)
+    codes = manpages.header_error_codes(header)
+    nodes = manpages.map_symbols(symmap)
+    exported = {sym: node for node, syms in nodes.items() for sym in syms}
+
+    if not functions:
+        errors.append('%s: no function declarations found' % header)
+    if BASE_NODE not in nodes:
+        errors.append('%s: no %s node found' % (symmap, BASE_NODE))
+
+    pages3 = {os.path.basename(p)[:-2]: p
+              for p in glob.glob(os.path.join(root, 'man', 'man3', '*.3'))}
+    pages7 = {os.path.basename(p)[:-2]: p
+              for p in glob.glob(os.path.join(root, 'man', 'man7', '*.7'))}
+
+    # every public function has a page
+    for name in sorted(set(functions) | set(exported)):
+        if name not in pages3:
+            where = 'declared in include/librpma.h' if name in functions else ''
+            if name in exported:
+                where = (where + ' and ' if where else '') + 'exported under ' + exported[name]
+            errors.append('man3/%s.3: missing (%s)' % (name, where))
+
+    # every page has a reason to exist
+    for name in sorted(pages3):
+        if name not in functions and name not in exported and name not in types:
+            errors.append('man3/%s.3: names neither an exported function nor a type '
+                          'defined in include/librpma.h' % name)
+    if 'librpma' not in pages7:
+        errors.append('man7/librpma.7: missing')
+
+    known = set(pages3) | set(LINKS)
+    for name, path in sorted(list(pages3.items()) + list(pages7.items())):
+        section = path[-1]
+        rel = 'man%s/%s.%s' % (section, name, section)
+        text = manpages.read(path)
+        errors += check_page(rel, name, section, text, name in functions, exported.get(name),
+                             codes, known)
+
+    # meson.build installs exactly what exists
+    listed = set(manpages.meson_pages(meson))
+    present = {'man3/%s.3' % n for n in pages3} | {'man7/%s.7' % n for n in pages7}
+    for rel in sorted(present - listed):
+        errors.append('man/meson.build: %s is not installed' % rel)
+    for rel in sorted(listed - present):
+        errors.append('man/meson.build: lists %s, which does not exist' % rel)
+
+    for e in errors:
+        print(e)
+    print('%d man3 pages, %d man7 pages, %d functions, %d exported symbols: %s'
+          % (len(pages3), len(pages7), len(functions), len(exported),
+             'FAILED (%d problems)' % len(errors) if errors else 'ok'))
+    return 1 if errors else 0
+
+
+def check_page(rel, name, section, text, is_function, node, codes, known):
+    errors = []
+    lines = text.splitlines()
+    th = [line for line in lines if line.startswith('.TH ')]
+    if not th:
+        return ['%s: no .TH line' % rel]
+    th_args = th[0].split()
+    if len(th_args) < 3 or th_args[1] != name or th_args[2] != section:
+        errors.append('%s: .TH names "%s(%s)", expected "%s(%s)"'
+                      % (rel, th_args[1] if len(th_args) > 1 else '',
+                         th_args[2] if len(th_args) > 2 else '', name, section))
+
+    secs = manpages.sections(text)
+    required = TYPE_SECTIONS if section == '7' or not (is_function or node) else FUNCTION_SECTIONS
+    if section == '7':
+        required = ['NAME', 'DESCRIPTION', 'SEE ALSO']
+    for sec in required:
+        if sec not in secs:
+            errors.append('%s: no %s section' % (rel, sec))
+        elif not ''.join(secs[sec]).strip():
+            errors.append('%s: empty %s section' % (rel, sec))
+
+    if 'NAME' in secs:
+        name_line = manpages.roff_to_text(secs['NAME']).strip()
+        listed = [n.strip() for n in name_line.split(' - ')[0].split(',')]
+        if ' - ' not in name_line:
+            errors.append('%s: NAME has no "name \\- summary" line' % rel)
+        elif name not in listed:
+            errors.append('%s: NAME lists %s, not %s' % (rel, ', '.join(listed), name))
+
+    if 'ERRORS' in secs:
+        for code in re.findall(r'\bRPMA_E_\w+', '\n'.join(secs['ERRORS'])):
+            if code not in codes:
+                errors.append('%s: ERRORS names %s, which the header does not define'
+                              % (rel, code))
+
+    if is_function or node:
+        body = manpages.roff_to_text(lines)
+        is_extension = node is not None and node != BASE_NODE
+        says_extension = re.search(r'rpma-ng\s+extension', body) is not None
+        if is_extension:
+            if not says_extension:
+                errors.append('%s: an extension (%s) whose page does not say '
+                              '"rpma-ng extension"' % (rel, node))
+            if node not in body:
+                errors.append('%s: does not name its symbol version %s' % (rel, node))
+        else:
+            if says_extension:
+                errors.append('%s: a librpma 1.x function whose page calls it an extension'
+                              % rel)
+            if node == BASE_NODE and BASE_NODE not in body:
+                errors.append('%s: does not name its symbol version %s' % (rel, BASE_NODE))
+
+    # references to the library's own pages, anywhere in the page
+    refs = re.findall(r'\b((?:rpma_|librpma)\w*)\s*\((\d)\)', manpages.roff_to_text(lines))
+    for ref, sec in sorted(set(refs)):
+        if (sec == '3' and ref not in known) or (sec == '7' and ref != 'librpma') \
+                or sec not in '37':
+            errors.append('%s: refers to %s(%s), which has no page' % (rel, ref, sec))
+    return errors
+
+
+if __name__ == '__main__':
+    sys.exit(main())
