@@ -21,12 +21,17 @@ namespace rpma
 {
 
 /*
- * ibv_post_send() and friends return the error number itself and leave
- * errno alone on some providers; take whichever says something.
+ * ibv_post_send() and friends return the error number itself: positive on
+ * most providers, negative on some (siw returns -EINVAL), and leave errno
+ * alone; -1 with errno set has been seen too.
  */
 inline int post_errno(int ret)
 {
-	return ret > 0 ? ret : (errno ? errno : EIO);
+	if (ret > 0)
+		return ret;
+	if (ret < -1)
+		return -ret;
+	return errno ? errno : EIO;
 }
 
 /* RPMA_F_COMPLETION_* to ibv send flags; false for a bad value. */

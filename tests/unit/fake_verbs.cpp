@@ -346,6 +346,21 @@ int fail_ret(int err) /* ibv_* calls returning the errno (-1 when there is none)
 	return err ? err : -1;
 }
 
+/*
+ * ibv_post_* failures: the errno as the return value, positive as most
+ * providers do, or negated with errno left alone as siw does.
+ */
+bool negative_post_errors;
+
+int post_fail_ret(int err)
+{
+	if (negative_post_errors && err) {
+		errno = EPERM; /* whatever errno held: the library must not trust it */
+		return -err;
+	}
+	return fail_ret(err);
+}
+
 int fail_minus1(int err) /* rdma_* calls returning -1 */
 {
 	errno = err;
@@ -535,6 +550,7 @@ void record_conn_pdata(const void *pdata, uint8_t len)
 void reset_locked()
 {
 	state &s = st();
+	negative_post_errors = false;
 
 	/* free what the library left behind, in an order that is always safe */
 	std::vector<std::pair<void *, kind>> objs(s.live.begin(), s.live.end());
@@ -1074,7 +1090,7 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 	if (int err = enter(FAKE_POST_SEND); err != GO_ON) {
 		if (bad_wr)
 			*bad_wr = wr;
-		return fail_ret(err);
+		return post_fail_ret(err);
 	}
 	if (!wr || !bad_wr || !is_live(qp, kind::qp, "ibv_post_send")) {
 		if (bad_wr)
@@ -1132,7 +1148,7 @@ static int post_recv_common(fake_call call, ibv_qp *qp, ibv_srq *srq, ibv_recv_w
 	if (int err = enter(call); err != GO_ON) {
 		if (bad_wr)
 			*bad_wr = wr;
-		return fail_ret(err);
+		return post_fail_ret(err);
 	}
 	const char *name = qp ? "ibv_post_recv" : "ibv_post_srq_recv";
 	bool ok = qp ? is_live(qp, kind::qp, name) : is_live(srq, kind::srq, name);
@@ -1802,6 +1818,12 @@ void fake_verbs_set_native_atomic_write(bool supported)
 {
 	guard g(st().lock);
 	st().atomic_write = supported;
+}
+
+void fake_verbs_set_negative_post_errors(bool negative)
+{
+	guard g(st().lock);
+	negative_post_errors = negative;
 }
 
 void fake_verbs_set_native_flush(bool supported)

@@ -216,6 +216,12 @@ const char *fake_verbs_last_misuse(void);
 void fake_verbs_set_native_flush(bool supported);
 
 /*
+ * Make failing ibv_post_* calls return the negated errno and leave errno
+ * at an unrelated value, as siw does (default: the positive errno).
+ */
+void fake_verbs_set_negative_post_errors(bool negative);
+
+/*
  * device_cap_flags_ex bits the fake reports (kernel uapi values; rdma-core
  * of the build may not have names for them yet).
  */

@@ -883,6 +883,20 @@ static void recv__post_fails(void **state)
 	assert_int_equal(rpma_recv(conn, mr, 0, 8, &ctx), 0);
 }
 
+/* siw returns -EINVAL from ibv_post_* and leaves errno alone */
+static void post_fails_with_negative_errno(void **state)
+{
+	(void)state;
+	fake_verbs_set_negative_post_errors(true);
+	fake_verbs_fail(FAKE_POST_SEND, 1, EINVAL);
+	assert_int_equal(rpma_write(conn, rmr, 0, mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, &ctx),
+			 RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EINVAL);
+	fake_verbs_fail(FAKE_POST_RECV, 1, ENOMEM);
+	assert_int_equal(rpma_recv(conn, mr, 0, 8, &ctx), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
+}
+
 /* the server's side of a connection posts on the QP of the client's request */
 static void passive__posts_on_request_qp(void **state)
 {
@@ -1002,6 +1016,7 @@ int main(void)
 		T(recv__zero_length),
 		T(recv__null_context),
 		T(recv__post_fails),
+		T(post_fails_with_negative_errno),
 		T(passive__posts_on_request_qp),
 		T(all__one_post_each),
 #undef N
