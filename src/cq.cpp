@@ -112,7 +112,12 @@ void completion_from_wc(rpma_cq *cq, const ibv_wc &wc, rpma_completion *cmpl)
 
 	switch (wc.opcode) {
 	case IBV_WC_RDMA_READ:
-		cmpl->op = cq->take_read() ? RPMA_OP_FLUSH : RPMA_OP_READ;
+		if (cq->take_read()) {
+			cmpl->op = RPMA_OP_FLUSH;
+			cmpl->byte_len = 0; /* the length of the read that carried it means nothing */
+		} else {
+			cmpl->op = RPMA_OP_READ;
+		}
 		break;
 	case IBV_WC_RDMA_WRITE:
 	case IBV_WC_ATOMIC_WRITE:
