@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * common.h -- plumbing shared by the rdma tests
+ *
+ * Every test is one program that forks a server and a client process, each
+ * opening its own RDMA device context (nothing RDMA is done in the parent,
+ * which only supervises). The two children synchronize through a pair of
+ * pipes; the parent kills what is left at the deadline and maps the exit
+ * codes of the children to the test protocol: 0 pass, 1 fail, 77 skip (the
+ * reason printed as the last line).
+ *
+ * Environment: RPMA_TEST_ADDR (the address of the RDMA device; required,
+ * the test skips without it), RPMA_TEST_PROVIDER (rxe, siw; optional).
+ */
+
+#ifndef RDMA_TEST_COMMON_H
+#define RDMA_TEST_COMMON_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <librpma.h>
+
+/* how long a whole test may run before the parent kills it (seconds) */
+#define T_DEADLINE_S 60
+/* how long one wait for a peer, an event or a completion may take (ms) */
+#define T_WAIT_MS 20000
+
+enum t_role { T_PARENT, T_SERVER, T_CLIENT };
+
+struct t_env {
+	const char *name;     /* the test's name, for messages */
+	const char *addr;     /* RPMA_TEST_ADDR */
+	const char *provider; /* "rxe", "siw" or "unknown" */
+	char port[16];	      /* 7300 + the test's index */
+	enum t_role role;
+};
+
+extern struct t_env t_env;
+
+/* Read the environment (skip without RPMA_TEST_ADDR) and pick the port. */
+void t_init(const char *name, int index);
+
+/* true when the tests run over soft iWARP */
+bool t_is_siw(void);
+
+/*
+ * Fork the server (may be NULL) and the client, wait for both and return
+ * the exit code of the test. Either function returns to mean success.
+ */
+int t_run(void (*server)(void), void (*client)(void));
+
+/* failing and skipping, from any process */
+void t_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+void t_skip(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void t_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void t_check_ret(int ret, int expected, const char *call, const char *file, int line);
+void t_check_eq(unsigned long long a, unsigned long long b, const char *sa, const char *sb,
+		const char *file, int line);
+
+/* the call must return 0 */
+#define T_OK(call) t_check_ret((call), 0, #call, __FILE__, __LINE__)
+/* the call must return exactly the given code */
+#define T_RET(call, expected) t_check_ret((call), (expected), #call, __FILE__, __LINE__)
+/* two integers (or pointers) must be equal */
+#define T_EQ(a, b)                                                                                 \
+	t_check_eq((unsigned long long)(a), (unsigned long long)(b), #a, #b, __FILE__, __LINE__)
+#define T_PTR_EQ(a, b) T_EQ((uintptr_t)(a), (uintptr_t)(b))
+#define T_ASSERT(cond)                                                                             \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			t_fail(__FILE__, __LINE__, "assertion failed: %s", #cond);                 \
+	} while (0)
+#define T_FAIL(...) t_fail(__FILE__, __LINE__, __VA_ARGS__)
+
+/* synchronization between server and client: one tagged byte each way */
+void t_signal(char tag);
+void t_await(char tag);
+/* a blob of a known size through the same pipe */
+void t_send_blob(const void *buf, size_t len);
+void t_recv_blob(void *buf, size_t len);
+
+/* what the process waits for, told if the alarm fires */
+void t_waiting(const char *what);
+
+/* time */
+long long t_now_ms(void);
+void t_sleep_ms(int ms);
+
+/* memory: page aligned, zeroed, never freed before exit */
+void *t_alloc(size_t size);
+/* a pattern that differs for every offset and seed */
+void t_fill(void *buf, size_t len, unsigned seed);
+/*
+ * The offset of the first byte of buf that differs from the pattern's bytes
+ * [origin, origin + len), or -1.
+ */
+long t_check_pattern(const void *buf, size_t len, size_t origin, unsigned seed);
+#define T_PATTERN(buf, len, origin, seed)                                                          \
+	do {                                                                                       \
+		long bad_ = t_check_pattern((buf), (len), (origin), (seed));                       \
+		if (bad_ >= 0)                                                                     \
+			t_fail(__FILE__, __LINE__, "%s: byte %ld differs from pattern %u at %zu",  \
+			       #buf, bad_, (unsigned)(seed), (size_t)(origin));                    \
+	} while (0)
+/* every byte of the range must be the given value */
+#define T_BYTES(buf, len, value)                                                                   \
+	do {                                                                                       \
+		const unsigned char *b_ = (const unsigned char *)(buf);                            \
+		for (size_t i_ = 0; i_ < (size_t)(len); i_++)                                      \
+			if (b_[i_] != (unsigned char)(value))                                      \
+				t_fail(__FILE__, __LINE__, "%s: byte %zu is %#x, expected %#x",    \
+				       #buf, i_, b_[i_], (unsigned)(unsigned char)(value));        \
+	} while (0)
+
+/* peers and regions */
+struct rpma_peer *t_peer_new(void);
+struct rpma_mr_local *t_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage);
+
+/*
+ * Private data is a sequence of items, each a length byte and its bytes,
+ * so that descriptors survive the padding RoCE adds to private data.
+ */
+struct t_pdata {
+	unsigned char buf[196];
+	uint8_t len;
+};
+void t_pdata_add(struct t_pdata *pd, const void *item, size_t len);
+void t_pdata_add_mr(struct t_pdata *pd, const struct rpma_mr_local *mr);
+void t_pdata_add_peer_cfg(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg);
+/* the item-th item of received private data; its length in *len */
+const void *t_pdata_item(const struct rpma_conn_private_data *pd, int item, size_t *len);
+struct rpma_mr_remote *t_pdata_mr(const struct rpma_conn_private_data *pd, int item);
+
+/*
+ * Connections. Listening signals the client that it may connect. Both
+ * sides return an established connection only when the other side has seen
+ * RPMA_CONN_ESTABLISHED too (t_accept* signals it, t_connect* waits for
+ * it): on siw a message that reaches the passive side before its QP is
+ * ready stalls until more data arrives (seen on Linux 6.1).
+ */
+
+/* server side */
+struct rpma_ep *t_listen(struct rpma_peer *peer);
+struct rpma_conn_req *t_next_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg);
+struct rpma_conn *t_accept_req(struct rpma_conn_req **req, const struct t_pdata *pd);
+struct rpma_conn *t_accept(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
+			   const struct t_pdata *pd);
+
+/* client side: the first call waits for the server to listen */
+void t_wait_listener(void);
+struct rpma_conn_req *t_client_req(struct rpma_peer *peer, const struct rpma_conn_cfg *cfg);
+struct rpma_conn *t_connect_req(struct rpma_conn_req **req, const struct t_pdata *pd);
+struct rpma_conn *t_connect(struct rpma_peer *peer, const struct rpma_conn_cfg *cfg,
+			    const struct t_pdata *pd);
+
+/* events */
+void t_expect_event(struct rpma_conn *conn, enum rpma_conn_event expected);
+/* the next event, waiting at most timeout_ms; RPMA_CONN_UNDEFINED when none came */
+enum rpma_conn_event t_next_event_timeout(struct rpma_conn *conn, int timeout_ms);
+/* the peer's private data of an established connection */
+void t_conn_pdata(const struct rpma_conn *conn, struct rpma_conn_private_data *pd);
+/*
+ * Close and delete a connection: the initiator disconnects first, the
+ * other side waits for RPMA_CONN_CLOSED first; both see RPMA_CONN_CLOSED.
+ * The initiator must know that the peer has all its completions: on rxe a
+ * receive completes before its acknowledgement leaves, and a disconnect in
+ * between leaves the peer's send without a completion.
+ */
+void t_close(struct rpma_conn **conn, bool initiator);
+
+/* completions */
+struct rpma_cq *t_cq(const struct rpma_conn *conn);
+struct rpma_cq *t_rcq(const struct rpma_conn *conn);
+/* wait (polling) for the next completion of any status */
+void t_next_cmpl_at(struct rpma_cq *cq, struct rpma_completion *cmpl, const char *file, int line);
+#define t_next_cmpl(cq, cmpl) t_next_cmpl_at((cq), (cmpl), __FILE__, __LINE__)
+/* like t_next_cmpl, but false when none came within ms */
+bool t_try_cmpl(struct rpma_cq *cq, struct rpma_completion *cmpl, int ms);
+/* the next completion must be a successful op with this context */
+void t_expect_cmpl_at(struct rpma_cq *cq, const void *ctx, enum rpma_op op,
+		      struct rpma_completion *out, const char *file, int line);
+#define T_CMPL(cq, ctx, op, out) t_expect_cmpl_at((cq), (ctx), (op), (out), __FILE__, __LINE__)
+/* no completion may arrive within ms */
+void t_expect_no_cmpl_at(struct rpma_cq *cq, int ms, const char *file, int line);
+#define T_NO_CMPL(cq, ms) t_expect_no_cmpl_at((cq), (ms), __FILE__, __LINE__)
+
+/*
+ * iWARP: a write fails at the target, which terminates the connection.
+ * Wait for RPMA_CONN_CLOSED (no disconnect from this side); an operation
+ * posted behind the write, with context ctx, may then complete, and only
+ * with an error (siw does not always flush it).
+ */
+void t_expect_terminated(struct rpma_conn *conn, struct rpma_cq *cq, const void *ctx);
+
+/* names for messages */
+const char *t_op_str(enum rpma_op op);
+
+/* fake context values: distinct and easy to recognize */
+#define T_CTX(n) ((void *)(uintptr_t)(0xC0DE0000u + (unsigned)(n)))
+
+#endif /* RDMA_TEST_COMMON_H */

@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Stage 2 of the test VM: PID 1 on the host's userspace (see init.sh).
+# usage (by init.sh): stage2.sh JOBDIR
+#
+# JOBDIR/conf   shell assignments: PROVIDER (rxe|siw|none), PMEM (0|1),
+#               TIMEOUT (s), CWD, ADDR
+# JOBDIR/env    exports forwarded from the host
+# JOBDIR/cmd    the command (a bash script)
+# Results: JOBDIR/result (RC=, T_BOOT=, T_READY=, T_END= guest uptimes),
+#          JOBDIR/setup.log (what the RDMA/pmem set-up printed).
+# The command's stdout goes to /dev/hvc0 and its stderr to /dev/hvc1, which
+# QEMU forwards to its own stdout and stderr.
+
+JOB=$1
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=dumb
+# Under TCG every new process costs ~0.1-0.2 s: the set-up below sticks to
+# bash builtins where it can and starts as few programs as possible.
+uptime_s() {
+	local up _
+	read -r up _ </proc/uptime
+	echo "$up"
+}
+T_BOOT=$(uptime_s)
+
+poweroff_now() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 60
+}
+
+# raw: no "\n" -> "\r\n" conversion, no echo
+exec 3>/dev/hvc0 4>/dev/hvc1
+for t in /dev/hvc0 /dev/hvc1; do
+	stty -F "$t" raw -echo 2>/dev/null
+done
+
+PROVIDER=rxe PMEM=0 TIMEOUT=600 CWD=/ ADDR=192.0.2.1
+. "$JOB/conf"
+
+ulimit -l unlimited # memory registration pins pages
+ulimit -n 65536
+ulimit -c 0
+
+log() { echo "rpma-vm guest: $*"; }
+
+# a descriptor that never has data: `read -t` on it is a builtin sleep
+exec 7<> <(:)
+nap() { read -r -t 0.02 -u 7 _; }
+
+# wait_for SECONDS TEST... : poll until TEST succeeds
+wait_for() {
+	local n=$(($1 * 50))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		nap
+	done
+}
+
+file_has() { # FILE WORD
+	local line
+	[ -r "$1" ] || return 1
+	read -r line <"$1" 2>/dev/null || return 1
+	[[ "$line" == *"$2"* ]]
+}
+port_active() { file_has "/sys/class/infiniband/$1/ports/1/state" ACTIVE; }
+# the IPv4-mapped GID of ADDR shows up in the port's GID table
+has_gid() {
+	local g line want
+	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ADDR//./ }
+	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		read -r line <"$g" 2>/dev/null && [ "$line" = "$want" ] && return 0
+	done
+	return 1
+}
+
+DEV=
+rdma_pmem_up() {
+	local mod='' type='' mods=()
+	case "$PROVIDER" in
+	rxe) mod=rdma_rxe type=rxe DEV=rxe0 ;;
+	siw) mod=siw type=siw DEV=siw0 ;;
+	none) ;;
+	*) log "unknown provider $PROVIDER"; return 1 ;;
+	esac
+	# dummy's default numdummies=1 creates dummy0 on load
+	[ -n "$mod" ] && mods+=(rdma_ucm dummy "$mod")
+	[ "$PMEM" = 1 ] && mods+=(nd_e820 nd_pmem dax_pmem device_dax)
+	if [ ${#mods[@]} -gt 0 ]; then
+		modprobe -a "${mods[@]}" || { log "cannot load ${mods[*]}"; return 1; }
+	fi
+	local nd_pid=
+	if [ "$PMEM" = 1 ]; then
+		wait_for 10 test -e /sys/bus/nd/devices/namespace0.0 ||
+			{ log "no emulated pmem (memmap= missing?)"; return 1; }
+		if [ ! -e /dev/dax0.0 ]; then
+			ndctl create-namespace -f -e namespace0.0 -m devdax >/dev/null &
+			nd_pid=$!
+		fi
+	fi
+	if [ -n "$mod" ]; then
+		# rdma_cm does not resolve routes on lo: a dummy netdev carries ADDR
+		local cmds="addr add $ADDR/32 dev dummy0"$'\n'"link set dummy0 up"
+		[ -e /sys/class/net/dummy0 ] || cmds="link add dummy0 type dummy"$'\n'"$cmds"
+		ip -batch - <<<"$cmds" || return 1
+		rdma link add "$DEV" type "$type" netdev dummy0 || return 1
+		wait_for 10 port_active "$DEV" || { log "$DEV port not active"; return 1; }
+		if [ "$type" = rxe ]; then
+			wait_for 10 has_gid "$DEV" || { log "$DEV has no GID for $ADDR"; return 1; }
+		fi
+	fi
+	if [ -n "$nd_pid" ]; then
+		wait "$nd_pid" || { log "ndctl create-namespace failed"; return 1; }
+	fi
+	if [ "$PMEM" = 1 ]; then
+		wait_for 10 test -c /dev/dax0.0 || { log "no /dev/dax0.0"; return 1; }
+	fi
+	return 0
+}
+
+RC=125
+if rdma_pmem_up >"$JOB/setup.log" 2>&1; then
+	T_READY=$(uptime_s)
+	(
+		[ -r "$JOB/env" ] && . "$JOB/env"
+		export RPMA_TEST_ADDR=$ADDR RPMA_TEST_PROVIDER=$PROVIDER
+		[ -n "$DEV" ] && export RPMA_TEST_DEVICE=$DEV
+		[ "$PMEM" = 1 ] && export RPMA_TEST_PMEM=/dev/dax0.0
+		cd "$CWD" 2>/dev/null || cd /
+		exec timeout -k 5 "$TIMEOUT" /bin/bash "$JOB/cmd"
+	) </dev/null >&3 2>&4
+	RC=$?
+	[ $RC = 124 ] && echo "rpma-vm guest: the command timed out after $TIMEOUT s" >&4
+else
+	T_READY=$(uptime_s)
+	{
+		log "RDMA/pmem set-up in the guest failed:"
+		sed 's/^/  /' "$JOB/setup.log"
+	} >&4
+fi
+T_END=$(uptime_s)
+# the host reads it after QEMU has exited
+printf 'RC=%s\nT_BOOT=%s\nT_READY=%s\nT_END=%s\n' "$RC" "$T_BOOT" "$T_READY" "$T_END" >"$JOB/result"
+poweroff_now

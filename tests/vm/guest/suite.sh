@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# usage (inside the VM, by run-suite.sh): suite.sh TEST_EXE...
+#
+# Runs each test in turn under `timeout` (RPMA_SUITE_TEST_TIMEOUT, 120 s)
+# and prints one TAP result line per test (run-suite.sh prints the header
+# and the plan). Test protocol: exit 0 pass, 77 skip (the reason is the last
+# line the test printed), anything else fail. What a failed or skipped test
+# printed is shown as TAP comments; with RPMA_SUITE_VERBOSE=1, what every
+# test printed.
+
+limit=${RPMA_SUITE_TEST_TIMEOUT:-120}
+verbose=${RPMA_SUITE_VERBOSE:-0}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+now() { date +%s.%N; }
+
+n=0
+bad=0
+for exe in "$@"; do
+	n=$((n + 1))
+	name=$(basename "$exe")
+	t0=$(now)
+	timeout -k 5 "$limit" "$exe" </dev/null >"$log" 2>&1
+	rc=$?
+	dt=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+	case $rc in
+	0)
+		echo "ok $n - $name"
+		show=$verbose
+		;;
+	77)
+		reason=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1 | tr -d '#\r')
+		echo "ok $n - $name # SKIP ${reason:-no reason given}"
+		show=$verbose
+		;;
+	124 | 137)
+		echo "not ok $n - $name"
+		bad=1
+		echo "# $name timed out after $limit s"
+		show=1
+		;;
+	*)
+		echo "not ok $n - $name"
+		bad=1
+		if [ $rc -gt 128 ]; then
+			echo "# $name was killed by signal $((rc - 128))"
+		else
+			echo "# $name exited with status $rc"
+		fi
+		show=1
+		;;
+	esac
+	[ "$show" = 1 ] && sed 's/^/#   /' "$log"
+	echo "# $name: $dt s"
+done
+exit $bad

@@ -1,0 +1,264 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# usage: tests/vm/run-in-vm.sh BUILDDIR [OPTIONS] -- COMMAND [ARG...]
+#
+# Runs COMMAND as root over real kernel RDMA and returns its exit status.
+# The host's kernel has no RDMA, so a small QEMU guest boots Debian's own
+# kernel (prepared by setup.sh in BUILDDIR/vm); its root is the host's /
+# (9p, read-only, tmpfs overlay on top) and the source tree, BUILDDIR and the
+# current directory are shared read-write at the same paths, so host-built
+# binaries run unchanged and files written there are seen by the host.
+# Inside the guest the provider's device is created on a dummy netdev that
+# carries 192.0.2.1/32 (rdma_cm does not work on lo); COMMAND runs in the
+# current directory with `ulimit -l unlimited`, stdin from /dev/null, its
+# stdout and stderr forwarded to ours, under a timeout. Then the guest
+# powers off.
+#
+# COMMAND sees: RPMA_TEST_ADDR=192.0.2.1  RPMA_TEST_PROVIDER=rxe|siw
+#               RPMA_TEST_DEVICE=rxe0|siw0  RPMA_TEST_PMEM=/dev/dax0.0 (--pmem)
+# plus the host's RPMA_* and sanitizer variables and any --env.
+#
+# When the host has an RDMA device of its own (/sys/class/infiniband is not
+# empty), COMMAND runs directly on the host instead (RPMA_VM_FORCE=1 boots
+# the VM anyway); RPMA_TEST_ADDR is then the host device's IPv4 address
+# unless already set.
+#
+# OPTIONS
+#   --provider rxe|siw|none   soft-RoCE (default), soft-iWARP, or no device
+#   --pmem          emulated persistent memory as device DAX (/dev/dax0.0,
+#                   502 MiB; the guest gets 3 GiB with memmap=512M!2G)
+#   --timeout SEC   limit for COMMAND (default 600, RPMA_VM_TIMEOUT)
+#   --env NAME=VAL  extra environment for COMMAND (repeatable)
+#   --share DIR     one more directory shared read-write (repeatable)
+#   --no-setup      do not run setup.sh first
+#   --keep          keep the job directory (BUILDDIR/vm/jobs/...)
+#   --quiet         no "rpma-vm:" progress lines (errors still printed)
+#
+# Exit status: COMMAND's; 124 when it timed out; 125 when the VM could not
+# run it (the reason is printed); 2 on usage errors.
+#
+# Other environment: RPMA_VM_MEM (MiB), RPMA_VM_CPUS (2), RPMA_VM_ACCEL
+# (kvm|tcg; default kvm only with kvm_intel/kvm_amd loaded),
+# RPMA_VM_TIMES=FILE (append "boot= ready= cmd= wall=" seconds),
+# RPMA_VM_APPEND (more kernel command line),
+# RPMA_VM_LOCK (machine-wide lock file, /tmp/rpma-ng-vm.lock).
+
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
+
+usage() {
+	echo "usage: $0 BUILDDIR [--provider rxe|siw|none] [--pmem] [--timeout SEC] [--env N=V] [--share DIR] [--no-setup] [--keep] [--quiet] -- COMMAND..." >&2
+	exit 2
+}
+
+[ $# -ge 1 ] || usage
+builddir=$1
+shift
+provider=rxe
+pmem=0
+timeout_s=${RPMA_VM_TIMEOUT:-600}
+setup=1
+keep=0
+extra_env=()
+extra_share=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--provider) [ $# -ge 2 ] || usage; provider=$2; shift 2 ;;
+	--provider=*) provider=${1#*=}; shift ;;
+	--pmem) pmem=1; shift ;;
+	--timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
+	--env) [ $# -ge 2 ] || usage; extra_env+=("$2"); shift 2 ;;
+	--share) [ $# -ge 2 ] || usage; extra_share+=("$2"); shift 2 ;;
+	--no-setup) setup=0; shift ;;
+	--keep) keep=1; shift ;;
+	--quiet) vm_quiet=1; export RPMA_VM_QUIET=1; shift ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+[ $# -ge 1 ] || usage
+case "$provider" in rxe | siw | none) ;; *) usage ;; esac
+case "$timeout_s" in '' | *[!0-9]*) usage ;; esac
+
+DIE_STATUS=125
+vm_init "$builddir"
+
+# --- a host with RDMA: no VM ------------------------------------------------
+if host_has_rdma; then
+	msg "the host has an RDMA device: running the command here"
+	export RPMA_TEST_PROVIDER=host
+	[ -n "${RPMA_TEST_ADDR:-}" ] || RPMA_TEST_ADDR=$(host_rdma_addr)
+	[ -n "$RPMA_TEST_ADDR" ] || die "cannot tell the host device's IPv4 address: set RPMA_TEST_ADDR"
+	export RPMA_TEST_ADDR
+	[ -n "${RPMA_TEST_DEVICE:-}" ] || export RPMA_TEST_DEVICE=$(ls /sys/class/infiniband | head -n 1)
+	if [ "$pmem" = 1 ] && [ -z "${RPMA_TEST_PMEM:-}" ] && [ -c /dev/dax0.0 ]; then
+		export RPMA_TEST_PMEM=/dev/dax0.0
+	fi
+	for e in "${extra_env[@]}"; do export "${e?}"; done
+	ulimit -l unlimited 2>/dev/null || warn "cannot raise the locked-memory limit"
+	exec timeout -k 5 "$timeout_s" "$@"
+fi
+
+# --- prepare ------------------------------------------------------------------
+if [ "$setup" = 1 ]; then
+	"$VM_SRCDIR/setup.sh" "$VM_BUILDDIR" --quiet || die "the VM set-up failed (see above)"
+fi
+[ "$(state_get COMPLETE)" = 1 ] || die "no VM in $VM_DIR: run tests/vm/setup.sh $VM_BUILDDIR"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found (package qemu-system-x86)"
+kv=$(state_get KV)
+kimg=$VM_DIR/kernel/boot/vmlinux-$kv
+[ -r "$kimg" ] || kimg=$VM_DIR/kernel/boot/vmlinuz-$kv
+[ -r "$kimg" ] || die "no kernel image in $VM_DIR/kernel/boot: run tests/vm/setup.sh $VM_BUILDDIR"
+initrd=$VM_DIR/initramfs.cpio.gz
+[ -r "$initrd" ] || die "no $initrd: run tests/vm/setup.sh $VM_BUILDDIR"
+if [ "$provider" = siw ] && [ "$(state_get SIW)" != ok ]; then
+	die "siw.ko is not available: $(cat "$VM_DIR/siw/unavailable" 2>/dev/null || echo 'run setup.sh')"
+fi
+
+mkdir -p "$VM_DIR/jobs"
+job=$(mktemp -d "$VM_DIR/jobs/job.XXXXXX")
+chmod 755 "$job"
+qpid=
+cleanup() {
+	[ -z "$qpid" ] || kill "$qpid" 2>/dev/null
+	[ "$keep" = 1 ] || rm -rf "$job"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# the command, exactly as given
+{
+	printf '%q ' "$@"
+	echo
+} >"$job/cmd"
+
+# environment forwarded to the command
+{
+	while IFS='=' read -r name _; do
+		case "$name" in
+		RPMA_VM_*) ;;
+		RPMA_* | ASAN_OPTIONS | UBSAN_OPTIONS | LSAN_OPTIONS | TSAN_OPTIONS | \
+			MALLOC_PERTURB_ | MALLOC_CHECK_ | LD_LIBRARY_PATH | LD_PRELOAD | VALGRIND_OPTS)
+			printf 'export %s=%q\n' "$name" "${!name}" ;;
+		esac
+	done < <(env)
+	for e in "${extra_env[@]}"; do
+		printf 'export %s=%q\n' "${e%%=*}" "${e#*=}"
+	done
+} >"$job/env"
+
+cat >"$job/conf" <<EOF
+PROVIDER=$provider
+PMEM=$pmem
+TIMEOUT=$timeout_s
+CWD=$(printf '%q' "$PWD")
+ADDR=$VM_ADDR
+EOF
+echo "$VM_DIR/kernel/lib/modules/$kv" >"$job/kmoddir"
+
+# read-write shares: the source tree, the build directory, the current
+# directory, --share dirs; one inside another is visible through it
+shares=()
+for d in "$VM_TOPDIR" "$VM_BUILDDIR" "$PWD" "${extra_share[@]}"; do
+	d=$(readlink -f "$d") || continue
+	[ -d "$d" ] && [ "$d" != / ] || continue
+	shares+=("$d")
+done
+mapfile -t shares < <(printf '%s\n' "${shares[@]}" | LC_ALL=C sort -u)
+qargs=()
+: >"$job/mounts"
+i=0
+prev=
+for d in "${shares[@]}"; do
+	if [ -n "$prev" ] && [[ "$d/" == "$prev/"* ]]; then continue; fi
+	prev=$d
+	qargs+=(-fsdev "local,id=rw$i,path=$d,security_model=none,multidevs=remap"
+		-device "virtio-9p-pci,fsdev=rw$i,mount_tag=rw$i")
+	echo "rw$i $d" >>"$job/mounts"
+	i=$((i + 1))
+done
+
+# accelerator: hardware KVM only (a software /dev/kvm such as kvm_pvm cannot
+# boot a stock kernel in reasonable time); otherwise TCG
+accel=${RPMA_VM_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; then
+		accel=kvm
+	fi
+fi
+case "$accel" in
+kvm) qaccel=(-accel kvm -cpu host) ;;
+*) qaccel=(-accel tcg,thread=multi,tb-size=256 -cpu max) ;;
+esac
+
+mem=${RPMA_VM_MEM:-2048}
+append="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic"
+if [ "$pmem" = 1 ]; then
+	mem=${RPMA_VM_MEM:-3072}
+	append="$append memmap=512M!2G"
+fi
+[ -z "${RPMA_VM_APPEND:-}" ] || append="$append $RPMA_VM_APPEND"
+append="$append rpmavm.job=$job rpmavm.stage2=$VM_SRCDIR/guest/stage2.sh"
+
+# QEMU writes the guest's hvc0/hvc1 into our stdout/stderr through fd sets
+# (-add-fd), which must be write-only descriptors. A write-only stdout is
+# shared as is (one file offset for everybody; QEMU is told to append, as
+# it would truncate a file otherwise); one open read-write (a terminal) is
+# reopened write-only.
+wronly() { # FD: is it open write-only?
+	[ "$(awk '/^flags:/ { print substr($2, length($2)) % 4; exit }' "/proc/$$/fdinfo/$1" 2>/dev/null)" = 1 ]
+}
+if wronly 1 || ! exec 5>>"/proc/$$/fd/1"; then exec 5>&1; fi
+if wronly 2 || ! exec 6>>"/proc/$$/fd/2"; then exec 6>&2; fi
+
+lock_t=$(now)
+vm_lock
+[ "$(elapsed "$lock_t")" = 0.0 ] || msg "waited $(elapsed "$lock_t") s for the lock"
+
+t0=$(now)
+timeout -k 10 $((timeout_s + 180)) \
+	qemu-system-x86_64 "${qaccel[@]}" -M pc -smp "${RPMA_VM_CPUS:-2}" -m "$mem" \
+	-nodefaults -no-user-config -display none -vga none -no-reboot \
+	-kernel "$kimg" -initrd "$initrd" -append "$append" \
+	-serial "file:$job/console.log" \
+	-add-fd fd=5,set=1 -add-fd fd=6,set=2 \
+	-device virtio-serial-pci \
+	-chardev file,id=out,path=/dev/fdset/1,append=on -device virtconsole,chardev=out \
+	-chardev file,id=err,path=/dev/fdset/2,append=on -device virtconsole,chardev=err \
+	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+	-fsdev "local,id=job,path=$job,security_model=none" \
+	-device virtio-9p-pci,fsdev=job,mount_tag=job \
+	"${qargs[@]}" -nic none </dev/null >"$job/qemu.log" 2>&1 &
+qpid=$!
+wait "$qpid"
+qrc=$?
+qpid=
+t1=$(now)
+exec 5>&- 6>&-
+
+if [ ! -r "$job/result" ]; then
+	echo "rpma-vm: error: the guest reported no result (qemu exit status $qrc$([ $qrc = 124 ] && echo ', timed out'))" >&2
+	[ -s "$job/qemu.log" ] && sed 's/^/rpma-vm: qemu: /' "$job/qemu.log" >&2
+	if [ -s "$job/console.log" ]; then
+		echo "rpma-vm: last lines of the guest's kernel log:" >&2
+		tail -n 30 "$job/console.log" | sed 's/^/  /' >&2
+	fi
+	[ $qrc = 124 ] && exit 124
+	exit 125
+fi
+RC=125 T_BOOT=0 T_READY=0 T_END=0
+. "$job/result"
+wall=$(elapsed "$t0" "$t1")
+boot=$(awk -v a="$T_BOOT" 'BEGIN { printf "%.1f", a }')
+ready=$(elapsed "$T_BOOT" "$T_READY")
+cmd=$(elapsed "$T_READY" "$T_END")
+what=$provider
+[ "$pmem" = 1 ] && what="$what+pmem"
+msg "VM ($what, $accel): boot $boot s, rdma set-up $ready s, command $cmd s, wall $wall s, status $RC"
+[ -z "${RPMA_VM_TIMES:-}" ] || echo "boot=$boot ready=$ready cmd=$cmd wall=$wall" >>"$RPMA_VM_TIMES"
+exit "$RC"

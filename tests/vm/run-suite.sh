@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# usage: tests/vm/run-suite.sh BUILDDIR PROVIDER TEST_EXE...
+#
+# Runs a list of RDMA test programs over PROVIDER (rxe or siw) in ONE boot
+# of the test VM (see run-in-vm.sh) and prints the results as TAP version
+# 13 on stdout, for `meson test` (protocol: 'tap').
+#
+# Each test runs under `timeout 120` with RPMA_TEST_ADDR=192.0.2.1,
+# RPMA_TEST_PROVIDER=PROVIDER, RPMA_TEST_DEVICE=rxe0|siw0 and
+# RPMA_TEST_PMEM=/dev/dax0.0 (emulated device-DAX pmem; RPMA_SUITE_PMEM=0
+# boots without it). Test protocol: exit 0 pass, 77 skip (the reason is the
+# last line it printed), anything else fail.
+#
+# setup.sh runs first (fast when cached). When siw.ko could not be built,
+# every test of the siw suite is reported skipped with that reason. When
+# the VM itself cannot be prepared or booted the suite bails out with the
+# reason.
+#
+# Exit status: 0 when no test failed, 1 otherwise.
+# Environment: RPMA_SUITE_TEST_TIMEOUT (s per test, 120),
+# RPMA_SUITE_VERBOSE=1 (show every test's output as TAP comments), and
+# those of run-in-vm.sh.
+
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -ge 2 ] || { echo "usage: $0 BUILDDIR rxe|siw TEST_EXE..." >&2; exit 2; }
+builddir=$1
+provider=$2
+shift 2
+case "$provider" in rxe | siw) ;; *) echo "run-suite: unknown provider $provider" >&2; exit 2 ;; esac
+
+exes=()
+for e in "$@"; do exes+=("$(readlink -f "$e")"); done
+total=${#exes[@]}
+
+echo "TAP version 13"
+if [ "$total" = 0 ]; then
+	echo "1..0 # SKIP no tests given"
+	exit 0
+fi
+echo "1..$total"
+
+bail() {
+	echo "Bail out! $*"
+	exit 1
+}
+# skip_all REASON: every test skipped
+skip_all() {
+	local i=0 e
+	for e in "${exes[@]}"; do
+		i=$((i + 1))
+		echo "ok $i - $(basename "$e") # SKIP $*"
+	done
+	exit 0
+}
+
+t_suite=$(now)
+[ -d "$builddir" ] || bail "build directory $builddir does not exist"
+vm_init "$builddir"
+
+# A host with its own RDMA device runs the tests directly; it has no soft
+# provider to pick, so the siw suite runs only over an iWARP device.
+if host_has_rdma && [ "$provider" = siw ]; then
+	grep -qs RNIC /sys/class/infiniband/*/node_type || skip_all "the host has RDMA devices, none of them iWARP"
+fi
+
+if ! host_has_rdma; then
+	setup_log=$(mktemp)
+	trap 'rm -f "$setup_log"' EXIT
+	if ! "$VM_SRCDIR/setup.sh" "$VM_BUILDDIR" --quiet >"$setup_log" 2>&1; then
+		sed 's/^/# /' "$setup_log"
+		bail "the test VM could not be set up: $(grep 'error:' "$setup_log" | tail -n 1 | sed 's/^rpma-vm: error: //')"
+	fi
+	sed 's/^/# /' "$setup_log"
+	if [ "$provider" = siw ] && [ "$(state_get SIW)" != ok ]; then
+		skip_all "siw.ko unavailable: $(cat "$VM_DIR/siw/unavailable" 2>/dev/null || echo unknown reason)"
+	fi
+fi
+
+pmem_opt=(--pmem)
+[ "${RPMA_SUITE_PMEM:-1}" = 1 ] || pmem_opt=()
+times=$(mktemp)
+vmerr=$(mktemp)
+trap 'rm -f "$times" "$vmerr" "${setup_log:-}"' EXIT
+
+# The guest prints the result lines; count them to report the tests a
+# crashed or stuck VM never got to.
+done_n=0
+bad_n=0
+while IFS= read -r line; do
+	printf '%s\n' "$line"
+	case "$line" in
+	"ok "*) done_n=$((done_n + 1)) ;;
+	"not ok "*) done_n=$((done_n + 1)) bad_n=$((bad_n + 1)) ;;
+	esac
+done < <(RPMA_VM_TIMES=$times "$VM_SRCDIR/run-in-vm.sh" "$VM_BUILDDIR" --no-setup \
+	--provider "$provider" "${pmem_opt[@]}" --timeout $((total * ${RPMA_SUITE_TEST_TIMEOUT:-120} + 60)) \
+	--env "RPMA_SUITE_TEST_TIMEOUT=${RPMA_SUITE_TEST_TIMEOUT:-120}" \
+	-- "$VM_SRCDIR/guest/suite.sh" "${exes[@]}" 2>"$vmerr")
+wait $! 2>/dev/null
+vm_rc=$?
+
+failed=0
+if [ "$done_n" -lt "$total" ]; then
+	sed 's/^/# /' "$vmerr"
+	reason="the VM stopped before this test ran (status $vm_rc)"
+	for ((i = done_n + 1; i <= total; i++)); do
+		echo "not ok $i - $(basename "${exes[i - 1]}") # $reason"
+	done
+	failed=1
+else
+	grep -v '^rpma-vm: VM (' "$vmerr" | sed 's/^/# /'
+fi
+[ "$bad_n" = 0 ] || failed=1
+# suite.sh exits 1 when a test failed; anything else is the VM's own trouble
+case "$vm_rc" in 0 | 1) ;; *) failed=1 ;; esac
+
+if [ -s "$times" ]; then
+	# boot=.. ready=.. cmd=.. wall=..
+	eval "$(tail -n 1 "$times")"
+	echo "# boot ${boot} s, rdma set-up ${ready} s (guest uptime), tests ${cmd} s, VM wall ${wall} s"
+fi
+echo "# suite $provider: $total tests in $(elapsed "$t_suite") s"
+exit $failed

@@ -1,0 +1,323 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# usage: tests/vm/setup.sh BUILDDIR [--force] [--no-siw] [--quiet]
+#
+# Prepares everything the RDMA test VM needs and caches it in BUILDDIR/vm/.
+# Idempotent: a second run only checks the cache (well under a second).
+#
+#  1. the Debian packages the VM uses (QEMU, busybox, rdma-core tools, ndctl,
+#     ...) are installed with apt-get when missing (needs root);
+#  2. the kernel image package that linux-image-amd64 currently depends on
+#     is fetched with `apt-get download` and unpacked into BUILDDIR/vm/kernel
+#     (nothing is installed into /boot), followed by depmod;
+#  3. the uncompressed vmlinux is extracted (faster boot under TCG);
+#  4. the initramfs (busybox + virtio/9p/overlay modules) is built;
+#  5. siw.ko, which Debian does not build, is compiled out of tree from
+#     linux-source of the same version against linux-headers of the image.
+#     Failing that, the reason is recorded and the siw suites are skipped.
+#
+# --force   redo every step (packages are still only installed when missing)
+# --no-siw  do not build siw.ko (the siw suites are then skipped)
+# --quiet   print nothing when the cache is complete
+#
+# Environment: RPMA_VM_KERNEL_DEB=/path/linux-image-*.deb uses that package
+# instead of downloading one (offline machines).
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
+
+usage() { echo "usage: $0 BUILDDIR [--force] [--no-siw] [--quiet]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+builddir=$1
+shift
+force=0
+want_siw=${RPMA_VM_SIW:-1}
+quiet=0
+for a in "$@"; do
+	case "$a" in
+	--force) force=1 ;;
+	--no-siw) want_siw=0 ;;
+	--quiet) quiet=1 ;;
+	*) usage ;;
+	esac
+done
+
+vm_init "$builddir"
+mkdir -p "$VM_DIR"
+
+# Two setups of the same build directory must not interleave.
+exec 7>>"$VM_DIR/setup.lock"
+flock -w 3600 7 || die "timed out waiting for $VM_DIR/setup.lock"
+
+t_setup=$(now)
+
+# Packages the VM needs on the host (the guest runs the host's userspace).
+# "package:command" -- the command is checked first, it is cheaper.
+VM_PKGS="qemu-system-x86:qemu-system-x86_64 busybox-static:/bin/busybox kmod:depmod
+cpio:cpio iproute2:rdma rdma-core:rdma-ndd ibverbs-providers:
+ibverbs-utils:ibv_devinfo rdmacm-utils:rping perftest:ib_write_lat
+ndctl:ndctl daxctl:daxctl python3:python3 xz-utils:xz util-linux:flock"
+
+initramfs_inputs=("$VM_SRCDIR/guest/init.sh" "$VM_SRCDIR/setup.sh")
+
+# --- fast path: everything cached ------------------------------------------
+cache_complete() {
+	local kv kimg
+	[ "$force" = 0 ] || return 1
+	[ "$(state_get COMPLETE)" = 1 ] || return 1
+	kv=$(state_get KV)
+	[ -n "$kv" ] || return 1
+	kimg=$VM_DIR/kernel/boot/vmlinux-$kv
+	[ -r "$kimg" ] || kimg=$VM_DIR/kernel/boot/vmlinuz-$kv
+	[ -r "$kimg" ] || return 1
+	[ -r "$VM_DIR/kernel/lib/modules/$kv/modules.dep" ] || return 1
+	[ -r "$VM_DIR/initramfs.cpio.gz" ] || return 1
+	for f in "${initramfs_inputs[@]}"; do
+		[ "$VM_DIR/initramfs.cpio.gz" -nt "$f" ] || return 1
+	done
+	case "$(state_get SIW)" in
+	ok) [ -r "$VM_DIR/kernel/lib/modules/$kv/updates/siw.ko" ] || return 1 ;;
+	unavailable) [ "$want_siw" = 0 ] || [ -r "$VM_DIR/siw/unavailable" ] || return 1 ;;
+	*) return 1 ;;
+	esac
+	local pc
+	for pc in $VM_PKGS; do
+		pc=${pc#*:}
+		[ -z "$pc" ] && continue
+		case "$pc" in
+		/*) [ -x "$pc" ] || return 1 ;;
+		*) command -v "$pc" >/dev/null 2>&1 || return 1 ;;
+		esac
+	done
+	return 0
+}
+
+if cache_complete; then
+	[ "$quiet" = 1 ] || msg "setup: cached in $VM_DIR (kernel $(state_get KV), siw $(state_get SIW)) ($(elapsed "$t_setup") s)"
+	exit 0
+fi
+
+msg "setting up the RDMA test VM in $VM_DIR"
+
+step_t=0
+step() { step_t=$(now); msg "$*"; }
+step_done() { msg "  done ($(elapsed "$step_t") s)"; }
+
+# --- 1. packages ------------------------------------------------------------
+# pkg_missing PKG... -> the ones not installed
+pkg_missing() {
+	local p s
+	for p in "$@"; do
+		s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+		[ "$s" = installed ] || echo "$p"
+	done
+}
+
+apt_updated=0
+# apt_install PKG... : install with apt-get (refreshing the lists once when
+# the first attempt fails); returns non-zero on failure
+apt_install() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "rpma-vm: missing packages: $*" >&2
+		echo "rpma-vm: run as root, or install them: apt-get install $*" >&2
+		return 1
+	fi
+	command -v apt-get >/dev/null || { echo "rpma-vm: apt-get not found (not a Debian system?)" >&2; return 1; }
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y -q --no-install-recommends "$@" >"$VM_DIR/apt.log" 2>&1; then
+		if [ "$apt_updated" = 0 ]; then
+			apt_updated=1
+			msg "  refreshing the package lists (apt-get update)"
+			apt-get update -q >>"$VM_DIR/apt.log" 2>&1 || true
+			apt-get install -y -q --no-install-recommends "$@" >>"$VM_DIR/apt.log" 2>&1 && return 0
+		fi
+		tail -n 15 "$VM_DIR/apt.log" >&2
+		echo "rpma-vm: apt-get install $* failed (log: $VM_DIR/apt.log)" >&2
+		return 1
+	fi
+}
+
+pkgs=()
+for pc in $VM_PKGS; do pkgs+=("${pc%%:*}"); done
+command -v dpkg-query >/dev/null || die "dpkg-query not found: this harness needs a Debian (or derived) host"
+missing=$(pkg_missing "${pkgs[@]}" | tr '\n' ' ')
+if [ -n "$missing" ]; then
+	step "installing packages: $missing"
+	# shellcheck disable=SC2086
+	apt_install $missing || die "cannot install the packages the VM needs"
+	step_done
+fi
+
+# --- 2. kernel image --------------------------------------------------------
+mkdir -p "$VM_DIR/debs"
+if [ -n "${RPMA_VM_KERNEL_DEB:-}" ]; then
+	[ -r "$RPMA_VM_KERNEL_DEB" ] || die "RPMA_VM_KERNEL_DEB=$RPMA_VM_KERNEL_DEB is not readable"
+	kdeb=$(readlink -f "$RPMA_VM_KERNEL_DEB")
+	kpkg=$(dpkg-deb -f "$kdeb" Package)
+else
+	kpkg=
+	[ "$force" = 1 ] || kpkg=$(state_get KPKG)
+	resolve_kpkg() {
+		apt-cache depends linux-image-amd64 2>/dev/null |
+			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
+	}
+	if [ -z "$kpkg" ]; then
+		kpkg=$(resolve_kpkg)
+		if [ -z "$kpkg" ] && [ "$(id -u)" = 0 ]; then
+			msg "  refreshing the package lists (apt-get update)"
+			apt-get update -q >"$VM_DIR/apt.log" 2>&1 || true
+			apt_updated=1
+			kpkg=$(resolve_kpkg)
+		fi
+		[ -n "$kpkg" ] || die "cannot tell which kernel package to use: 'apt-cache depends linux-image-amd64' names none (run apt-get update, or set RPMA_VM_KERNEL_DEB)"
+	fi
+	kdeb=$(ls "$VM_DIR/debs/${kpkg}_"*.deb 2>/dev/null | head -n 1 || true)
+	if [ -z "$kdeb" ]; then
+		step "downloading kernel $kpkg"
+		(cd "$VM_DIR/debs" && apt-get download -q "$kpkg" >"$VM_DIR/download.log" 2>&1) || {
+			tail -n 5 "$VM_DIR/download.log" >&2
+			die "apt-get download $kpkg failed (no network? set RPMA_VM_KERNEL_DEB to a local copy)"
+		}
+		kdeb=$(ls "$VM_DIR/debs/${kpkg}_"*.deb | head -n 1)
+		step_done
+	fi
+fi
+kversion=$(dpkg-deb -f "$kdeb" Version)
+
+kv=$(state_get KV)
+if [ "$force" = 1 ] || [ "$(state_get KPKG)" != "$kpkg" ] || [ -z "$kv" ] ||
+	[ ! -r "$VM_DIR/kernel/lib/modules/$kv/modules.dep" ]; then
+	step "unpacking $(basename "$kdeb")"
+	rm -rf "$VM_DIR/kernel" "$VM_DIR/kernel.new"
+	dpkg-deb -x "$kdeb" "$VM_DIR/kernel.new"
+	kv=$(ls "$VM_DIR/kernel.new/lib/modules" | head -n 1)
+	[ -n "$kv" ] || die "$kdeb holds no /lib/modules tree"
+	depmod -b "$VM_DIR/kernel.new" "$kv"
+	mv "$VM_DIR/kernel.new" "$VM_DIR/kernel"
+	# a new kernel invalidates what was built for the old one
+	rm -f "$VM_DIR/initramfs.cpio.gz" "$VM_DIR/siw/unavailable"
+	: >"$VM_STATE"
+	step_done
+fi
+kroot=$VM_DIR/kernel
+kmods=$kroot/lib/modules/$kv
+
+# --- 3. uncompressed kernel -------------------------------------------------
+if [ ! -r "$kroot/boot/vmlinux-$kv" ]; then
+	step "extracting vmlinux-$kv"
+	python3 "$VM_SRCDIR/extract-vmlinux.py" "$kroot/boot/vmlinuz-$kv" "$kroot/boot/vmlinux-$kv" >&2 ||
+		warn "no uncompressed kernel; booting the bzImage (slower under TCG)"
+	step_done
+fi
+
+# --- 4. initramfs -----------------------------------------------------------
+stale=0
+[ -r "$VM_DIR/initramfs.cpio.gz" ] || stale=1
+for f in "${initramfs_inputs[@]}"; do
+	[ "$VM_DIR/initramfs.cpio.gz" -nt "$f" ] || stale=1
+done
+if [ "$force" = 1 ] || [ "$stale" = 1 ]; then
+	step "building the initramfs"
+	[ -x /bin/busybox ] || die "/bin/busybox missing (package busybox-static)"
+	if command -v readelf >/dev/null && readelf -l /bin/busybox | grep -q INTERP; then
+		die "/bin/busybox is dynamically linked: install busybox-static"
+	fi
+	w=$(mktemp -d "$VM_DIR/initramfs.XXXXXX")
+	mkdir -p "$w"/{bin,dev,proc,sys,mods,lower,rw,newroot,job}
+	cp /bin/busybox "$w/bin/busybox"
+	: >"$w/mods/order"
+	for m in virtio_pci virtio_console 9pnet_virtio 9p overlay; do
+		modprobe -d "$kroot" -S "$kv" --show-depends "$m" ||
+			die "module $m not found in $kmods"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' | while read -r p; do
+		b=$(basename "$p")
+		case "$b" in
+		*.ko) cp "$p" "$w/mods/$b" ;;
+		*.ko.xz) xz -dc "$p" >"$w/mods/${b%.xz}"; b=${b%.xz} ;;
+		*.ko.zst) zstd -qdc "$p" >"$w/mods/${b%.zst}"; b=${b%.zst} ;;
+		*.ko.gz) gzip -dc "$p" >"$w/mods/${b%.gz}"; b=${b%.gz} ;;
+		esac
+		echo "$b" >>"$w/mods/order"
+	done
+	install -m 755 "$VM_SRCDIR/guest/init.sh" "$w/init"
+	(cd "$w" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$VM_DIR/initramfs.cpio.gz.new"
+	mv "$VM_DIR/initramfs.cpio.gz.new" "$VM_DIR/initramfs.cpio.gz"
+	msg "  modules: $(tr '\n' ' ' <"$w/mods/order")"
+	rm -rf "$w"
+	step_done
+fi
+
+# --- 5. siw.ko --------------------------------------------------------------
+siw_state=unavailable
+mkdir -p "$VM_DIR/siw"
+siw_fail() {
+	echo "$*" >"$VM_DIR/siw/unavailable"
+	warn "siw.ko not built: $* (the siw suites will be skipped)"
+}
+if [ "$want_siw" = 0 ]; then
+	echo "siw disabled (setup.sh --no-siw)" >"$VM_DIR/siw/unavailable"
+elif [ "$force" = 0 ] && [ -r "$kmods/updates/siw.ko" ]; then
+	siw_state=ok
+elif [ "$force" = 0 ] && [ -r "$VM_DIR/siw/unavailable" ]; then
+	msg "siw.ko: not built earlier: $(cat "$VM_DIR/siw/unavailable") (setup.sh --force retries)"
+else
+	rm -f "$VM_DIR/siw/unavailable"
+	# linux-source-6.1 for kernel version 6.1.192-2
+	srcpkg=linux-source-$(echo "$kversion" | cut -d. -f1-2)
+	hdrpkg=linux-headers-$kv
+	missing=$(pkg_missing "$srcpkg" "$hdrpkg" gcc make | tr '\n' ' ')
+	ok=1
+	if [ -n "$missing" ]; then
+		step "installing packages for siw.ko: $missing"
+		# shellcheck disable=SC2086
+		if apt_install $missing; then step_done; else ok=0; siw_fail "cannot install $missing"; fi
+	fi
+	if [ "$ok" = 1 ]; then
+		srcver=$(dpkg-query -W -f='${Version}' "$srcpkg")
+		[ "$srcver" = "$kversion" ] ||
+			warn "$srcpkg is $srcver but the kernel is $kversion; building siw.ko anyway"
+		tarball=$(ls /usr/src/"$srcpkg".tar.* 2>/dev/null | head -n 1 || true)
+		if [ -z "$tarball" ]; then
+			siw_fail "no /usr/src/$srcpkg.tar.* (package $srcpkg)"
+		else
+			step "building siw.ko from $(basename "$tarball") for $kv"
+			rm -rf "$VM_DIR/siw/src"
+			mkdir -p "$VM_DIR/siw/src"
+			top=$(basename "$tarball" | sed 's/\.tar\..*//')
+			if ! tar -xf "$tarball" -C "$VM_DIR/siw/src" --wildcards "$top/drivers/infiniband/sw/siw/*" \
+				>"$VM_DIR/siw/build.log" 2>&1; then
+				siw_fail "cannot unpack the siw sources from $tarball"
+			else
+				d=$VM_DIR/siw/src/$top/drivers/infiniband/sw/siw
+				if make -C "/usr/src/linux-headers-$kv" M="$d" CONFIG_RDMA_SIW=m -j"$(nproc)" modules \
+					>>"$VM_DIR/siw/build.log" 2>&1 && [ -r "$d/siw.ko" ]; then
+					mkdir -p "$kmods/updates"
+					cp "$d/siw.ko" "$kmods/updates/siw.ko"
+					depmod -b "$kroot" "$kv"
+					magic=$(modinfo -F vermagic "$kmods/updates/siw.ko" | awk '{print $1}')
+					[ "$magic" = "$kv" ] || warn "siw.ko vermagic $magic differs from $kv"
+					rm -rf "$VM_DIR/siw/src"
+					siw_state=ok
+					step_done
+				else
+					tail -n 10 "$VM_DIR/siw/build.log" >&2
+					siw_fail "compiling siw.ko failed (log: $VM_DIR/siw/build.log)"
+				fi
+			fi
+		fi
+	fi
+fi
+
+# --- done -------------------------------------------------------------------
+cat >"$VM_STATE.new" <<EOF
+KPKG=$kpkg
+KV=$kv
+KVERSION=$kversion
+SIW=$siw_state
+COMPLETE=1
+EOF
+mv "$VM_STATE.new" "$VM_STATE"
+mkdir -p "$VM_DIR/jobs"
+msg "setup complete: kernel $kv ($kversion), siw $siw_state ($(elapsed "$t_setup") s)"
