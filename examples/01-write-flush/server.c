@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * server.c -- 01-write-flush: the target of a persistent replication
+ *
+ * usage: server <addr> <port> <pmem-path>
+ *
+ * The server maps persistent memory with libpmem2 -- a device DAX such as
+ * /dev/dax0.0, a file on a DAX file system, or any regular file as a
+ * fallback (created when missing) -- and registers its first bytes for
+ * remote writes and flushes. Its answer to the client's connection request
+ * carries the region's descriptor and the server's peer configuration in
+ * the connection's private data; the client writes a message there and
+ * flushes it to persistence. When the client disconnects, the server
+ * prints the message.
+ *
+ * Whatever the memory holds when the server starts is shown first, so
+ * running the server again on the same file shows that the previous
+ * message survived.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libpmem2.h>
+
+#include "common.h"
+
+#define FALLBACK_FILE_SIZE (1 << 20)
+
+static const char *granularity_name(enum pmem2_granularity g)
+{
+	switch (g) {
+	case PMEM2_GRANULARITY_BYTE:
+		return "byte (the CPU caches are persistent too)";
+	case PMEM2_GRANULARITY_CACHE_LINE:
+		return "cache line (persistent memory)";
+	case PMEM2_GRANULARITY_PAGE:
+		return "page (not persistent memory: msync makes it durable)";
+	}
+	return "unknown";
+}
+
+/* a printable, NUL-terminated string at the start of the area? */
+static bool holds_message(const char *area)
+{
+	size_t len = strnlen(area, MSG_AREA_SIZE);
+
+	if (len == 0 || len == MSG_AREA_SIZE)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)area[i] < 0x20 && area[i] != '\n' && area[i] != '\t')
+			return false;
+	return true;
+}
+
+/* open the path given; a missing path becomes a regular file */
+static int open_pmem(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0)
+			printf("server: %s did not exist: created a %d KiB file\n", path,
+			       FALLBACK_FILE_SIZE >> 10);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "server: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < FALLBACK_FILE_SIZE &&
+	    ftruncate(fd, FALLBACK_FILE_SIZE) != 0) {
+		fprintf(stderr, "server: cannot resize %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int main(int argc, char *argv[])
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s <addr> <port> <pmem-path>\n", argv[0]);
+		return 2;
+	}
+	const char *addr = argv[1];
+	const char *port = argv[2];
+	const char *path = argv[3];
+
+	int status = 1;
+	int ret;
+	int fd;
+	struct pmem2_config *pcfg2 = NULL;
+	struct pmem2_source *src = NULL;
+	struct pmem2_map *map = NULL;
+	struct ibv_context *ibv_ctx = NULL;
+	struct rpma_peer *peer = NULL;
+	struct rpma_mr_local *mr = NULL;
+	struct rpma_peer_cfg *pcfg = NULL;
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = NULL;
+	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
+
+	/* 1. map the persistent memory */
+	fd = open_pmem(path);
+	if (fd < 0)
+		return 1;
+	/*
+	 * PAGE is the weakest store granularity: any mapping satisfies it, so a
+	 * regular file works too. What the mapping really offers is asked below.
+	 */
+	if (pmem2_config_new(&pcfg2) ||
+	    pmem2_config_set_required_store_granularity(pcfg2, PMEM2_GRANULARITY_PAGE) ||
+	    pmem2_source_from_fd(&src, fd) || pmem2_map_new(&map, pcfg2, src)) {
+		fprintf(stderr, "server: cannot map %s: %s\n", path, pmem2_errormsg());
+		goto out_pmem;
+	}
+
+	char *area = pmem2_map_get_address(map);
+	size_t map_size = pmem2_map_get_size(map);
+	enum pmem2_granularity gran = pmem2_map_get_store_granularity(map);
+	pmem2_persist_fn persist = pmem2_get_persist_fn(map);
+
+	if (map_size < MSG_AREA_SIZE) {
+		fprintf(stderr, "server: %s is too small (%zu bytes)\n", path, map_size);
+		goto out_pmem;
+	}
+	printf("server: mapped %s: %zu MiB, store granularity: %s\n", path, map_size >> 20,
+	       granularity_name(gran));
+
+	/*
+	 * Direct write to pmem means: once the RDMA NIC has placed incoming data
+	 * into the target's memory and a read issued after the writes has
+	 * completed, the data is persistent -- the memory is persistent and
+	 * nothing volatile sits between the NIC and it (Intel DDIO is off for
+	 * the NIC, or the platform flushes CPU caches on power loss). It is
+	 * what rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT) relies on.
+	 *
+	 * A mapping with byte or cache-line store granularity is persistent
+	 * memory (device DAX, or a file on a DAX file system), so the server
+	 * declares the support there and registers the region for persistent
+	 * flushes; this assumes a platform configured for RDMA to pmem, which
+	 * a deployment must check. A page-granularity mapping is the page cache
+	 * of an ordinary file: data written by the NIC becomes durable only
+	 * when the server calls msync (pmem2's persist function), so the
+	 * server declares no support and offers visibility flushes only. In
+	 * both cases the server persists the message itself once the client
+	 * has gone, which costs nothing where the data is already persistent.
+	 */
+	bool is_pmem = gran != PMEM2_GRANULARITY_PAGE;
+
+	if (holds_message(area))
+		printf("server: the memory already holds a message: \"%s\"\n", area);
+	else
+		printf("server: the memory holds no message yet\n");
+	memset(area, 0, MSG_AREA_SIZE);
+	persist(area, MSG_AREA_SIZE);
+
+	/* 2. the RDMA device that serves addr, and its protection domain */
+	ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx);
+	if (ret) {
+		report("server", "rpma_utils_get_ibv_context", ret);
+		goto out_pmem;
+	}
+	ret = rpma_peer_new(ibv_ctx, &peer);
+	if (ret) {
+		report("server", "rpma_peer_new", ret);
+		goto out_pmem;
+	}
+
+	/* 3. register the message area */
+	int usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+
+	if (is_pmem)
+		usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+	ret = rpma_mr_reg(peer, area, MSG_AREA_SIZE, usage, &mr);
+	if (ret) {
+		report("server", "rpma_mr_reg", ret);
+		goto out_peer;
+	}
+
+	/* 4. describe the region and the peer configuration for the client */
+	ret = rpma_peer_cfg_new(&pcfg);
+	if (ret) {
+		report("server", "rpma_peer_cfg_new", ret);
+		goto out_mr;
+	}
+	ret = rpma_peer_cfg_set_direct_write_to_pmem(pcfg, is_pmem);
+	if (ret) {
+		report("server", "rpma_peer_cfg_set_direct_write_to_pmem", ret);
+		goto out_pcfg;
+	}
+
+	size_t mr_desc_size, pcfg_desc_size;
+
+	ret = rpma_mr_get_descriptor_size(mr, &mr_desc_size);
+	if (!ret)
+		ret = rpma_peer_cfg_get_descriptor_size(pcfg, &pcfg_desc_size);
+	if (ret) {
+		report("server", "getting the descriptor sizes", ret);
+		goto out_pcfg;
+	}
+	union {
+		struct server_pdata pd;
+		uint8_t raw[PDATA_MAX];
+	} buf;
+	size_t pdata_len = sizeof(buf.pd) + mr_desc_size + pcfg_desc_size;
+
+	if (pdata_len > sizeof(buf) || mr_desc_size > UINT8_MAX || pcfg_desc_size > UINT8_MAX) {
+		fprintf(stderr, "server: the descriptors (%zu + %zu bytes) do not fit\n",
+			mr_desc_size, pcfg_desc_size);
+		goto out_pcfg;
+	}
+	buf.pd.mr_desc_size = (uint8_t)mr_desc_size;
+	buf.pd.pcfg_desc_size = (uint8_t)pcfg_desc_size;
+	ret = rpma_mr_get_descriptor(mr, buf.pd.descriptors);
+	if (!ret)
+		ret = rpma_peer_cfg_get_descriptor(pcfg, buf.pd.descriptors + mr_desc_size);
+	if (ret) {
+		report("server", "getting the descriptors", ret);
+		goto out_pcfg;
+	}
+	struct rpma_conn_private_data pdata = { .ptr = buf.raw, .len = (uint8_t)pdata_len };
+
+	/* 5. wait for one client */
+	ret = rpma_ep_listen(peer, addr, port, &ep);
+	if (ret) {
+		report("server", "rpma_ep_listen", ret);
+		goto out_pcfg;
+	}
+	printf("server: listening on %s:%s (direct write to pmem: %s)\n", addr, port,
+	       is_pmem ? "yes" : "no");
+	fflush(stdout);
+
+	ret = rpma_ep_next_conn_req(ep, NULL, &req);
+	if (ret) {
+		report("server", "rpma_ep_next_conn_req", ret);
+		goto out_ep;
+	}
+	/* accept it, handing over the descriptors */
+	ret = rpma_conn_req_connect(&req, &pdata, &conn);
+	if (ret) {
+		report("server", "rpma_conn_req_connect", ret);
+		goto out_ep;
+	}
+	ret = rpma_conn_next_event(conn, &event);
+	if (ret) {
+		report("server", "rpma_conn_next_event", ret);
+		goto out_conn;
+	}
+	if (event != RPMA_CONN_ESTABLISHED) {
+		fprintf(stderr, "server: unexpected event: %s\n", rpma_utils_conn_event_2str(event));
+		goto out_conn;
+	}
+	printf("server: client connected\n");
+	fflush(stdout);
+
+	/* 6. the client writes and flushes; the server only waits for it to go */
+	ret = rpma_conn_next_event(conn, &event);
+	if (ret) {
+		report("server", "rpma_conn_next_event", ret);
+		goto out_conn;
+	}
+	if (event != RPMA_CONN_CLOSED)
+		fprintf(stderr, "server: the connection ended with: %s\n",
+			rpma_utils_conn_event_2str(event));
+	else
+		printf("server: client disconnected\n");
+
+	/* 7. make sure the message is durable whatever the memory, and show it */
+	persist(area, MSG_AREA_SIZE);
+	if (holds_message(area)) {
+		printf("server: received and persisted: \"%s\"\n", area);
+		status = 0;
+	} else {
+		printf("server: nothing arrived\n");
+	}
+
+out_conn:
+	ret = rpma_conn_disconnect(conn);
+	if (ret)
+		report("server", "rpma_conn_disconnect", ret);
+	ret = rpma_conn_delete(&conn);
+	if (ret)
+		report("server", "rpma_conn_delete", ret);
+out_ep:
+	ret = rpma_ep_shutdown(&ep);
+	if (ret)
+		report("server", "rpma_ep_shutdown", ret);
+out_pcfg:
+	rpma_peer_cfg_delete(&pcfg);
+out_mr:
+	ret = rpma_mr_dereg(&mr);
+	if (ret)
+		report("server", "rpma_mr_dereg", ret);
+out_peer:
+	ret = rpma_peer_delete(&peer);
+	if (ret)
+		report("server", "rpma_peer_delete", ret);
+out_pmem:
+	if (map)
+		pmem2_map_delete(&map);
+	if (src)
+		pmem2_source_delete(&src);
+	if (pcfg2)
+		pmem2_config_delete(&pcfg2);
+	close(fd);
+	return status;
+}
