@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -73,13 +74,22 @@ unsigned char pattern(std::size_t i)
 	return static_cast<unsigned char>((i * 7 + 13) ^ (i >> 8));
 }
 
-void *region()
+struct free_deleter {
+	void operator()(void *p) const
+	{
+		std::free(p);
+	}
+};
+using region_ptr = std::unique_ptr<unsigned char[], free_deleter>;
+
+/* declared before the mr_local registering it, so that it outlives it */
+region_ptr region()
 {
 	void *p = nullptr;
 	if (posix_memalign(&p, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), REGION_SIZE) != 0)
 		fail("posix_memalign failed");
 	std::memset(p, 0, REGION_SIZE);
-	return p;
+	return region_ptr(static_cast<unsigned char *>(p));
 }
 
 /* private data: items of one length byte and that many bytes */
@@ -129,7 +139,8 @@ void server(int ready_fd)
 				"get_ibv_context");
 	rpma::peer peer = take(rpma::peer::create(dev), "peer::create");
 
-	auto *mem = static_cast<unsigned char *>(region());
+	region_ptr mem_owner = region();
+	unsigned char *mem = mem_owner.get();
 	rpma::mr_local mr = take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
 						     RPMA_MR_USAGE_READ_SRC |
 							     RPMA_MR_USAGE_WRITE_DST |
@@ -190,7 +201,8 @@ void client(int ready_fd)
 				"get_ibv_context");
 	rpma::peer peer = take(rpma::peer::create(dev), "peer::create");
 
-	auto *mem = static_cast<unsigned char *>(region());
+	region_ptr mem_owner = region();
+	unsigned char *mem = mem_owner.get();
 	for (std::size_t i = 0; i < WRITE_LEN; i++)
 		mem[i] = pattern(i);
 	rpma::mr_local mr = take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
