@@ -54,7 +54,8 @@
 #define RPMA_HPP_STD_SPAN 1
 #endif
 
-namespace rpma {
+namespace rpma
+{
 
 /* ------------------------------------------------------------------ errors */
 
@@ -101,10 +102,12 @@ constexpr const char *errc_name(int code) noexcept
 	}
 }
 
-namespace detail {
+namespace detail
+{
 
-class rpma_error_category final : public std::error_category {
-public:
+class rpma_error_category final : public std::error_category
+{
+      public:
 	constexpr rpma_error_category() noexcept = default;
 
 	const char *name() const noexcept override
@@ -128,8 +131,7 @@ public:
 		case RPMA_E_INVAL:
 			return std::make_error_condition(std::errc::invalid_argument);
 		case RPMA_E_AGAIN:
-			return std::make_error_condition(
-				std::errc::resource_unavailable_try_again);
+			return std::make_error_condition(std::errc::resource_unavailable_try_again);
 		default:
 			return std::error_condition(code, *this);
 		}
@@ -161,21 +163,23 @@ inline std::error_code provider_error() noexcept
 
 } /* namespace rpma */
 
-namespace std {
+namespace std
+{
 template <> struct is_error_code_enum<rpma::errc> : true_type {
 };
 } /* namespace std */
 
-namespace rpma {
+namespace rpma
+{
 
 /* ------------------------------------------------------------------ result */
 
-namespace detail {
+namespace detail
+{
 
 [[noreturn]] inline void bad_result_access(int code) noexcept
 {
-	std::fprintf(stderr, "rpma::result: value() of a failed call (%s)\n",
-		     rpma_err_2str(code));
+	std::fprintf(stderr, "rpma::result: value() of a failed call (%s)\n", rpma_err_2str(code));
 	std::abort();
 }
 
@@ -186,7 +190,7 @@ struct value_t {
 
 template <class T>
 constexpr bool trivial_value =
-	std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value;
+    std::is_trivially_copyable<T>::value &&std::is_trivially_destructible<T>::value;
 
 /* trivially copyable values (numbers, views, rpma_completion): trivial copies */
 template <class T, bool = trivial_value<T>> struct result_storage {
@@ -244,7 +248,7 @@ template <class T> struct result_storage<T, false> {
 		destroy();
 	}
 
-private:
+      private:
 	void destroy() noexcept
 	{
 		if (code_ == 0)
@@ -263,11 +267,12 @@ private:
  * a std::error_code of rpma::category() (empty on success); code() is the
  * raw RPMA_E_* value (0 on success).
  */
-template <class T> class [[nodiscard]] result {
+template <class T> class [[nodiscard]] result
+{
 	static_assert(!std::is_reference<T>::value && !std::is_void<T>::value,
 		      "rpma::result<T> holds an object");
 
-public:
+      public:
 	using value_type = T;
 
 	/* a success holding value */
@@ -306,31 +311,31 @@ public:
 		return s_.code_ != 0 ? std::error_code(s_.code_, category()) : std::error_code();
 	}
 
-	T &value() & noexcept
+	T &value() &noexcept
 	{
 		check();
 		return s_.value_;
 	}
-	const T &value() const & noexcept
+	const T &value() const &noexcept
 	{
 		check();
 		return s_.value_;
 	}
-	T &&value() && noexcept
+	T &&value() &&noexcept
 	{
 		check();
 		return std::move(s_.value_);
 	}
 
-	T &operator*() & noexcept
+	T &operator*() &noexcept
 	{
 		return s_.value_;
 	}
-	const T &operator*() const & noexcept
+	const T &operator*() const &noexcept
 	{
 		return s_.value_;
 	}
-	T &&operator*() && noexcept
+	T &&operator*() &&noexcept
 	{
 		return std::move(s_.value_);
 	}
@@ -343,16 +348,17 @@ public:
 		return &s_.value_;
 	}
 
-	template <class U> T value_or(U &&fallback) const & noexcept
+	template <class U> T value_or(U &&fallback) const &noexcept
 	{
 		return has_value() ? s_.value_ : static_cast<T>(std::forward<U>(fallback));
 	}
-	template <class U> T value_or(U &&fallback) && noexcept
+	template <class U> T value_or(U &&fallback) &&noexcept
 	{
-		return has_value() ? std::move(s_.value_) : static_cast<T>(std::forward<U>(fallback));
+		return has_value() ? std::move(s_.value_)
+				   : static_cast<T>(std::forward<U>(fallback));
 	}
 
-private:
+      private:
 	result(detail::failure_t, int code) noexcept : s_(detail::failure_t{}, code)
 	{
 	}
@@ -366,8 +372,9 @@ private:
 };
 
 /* The outcome of a call that gives nothing back: an RPMA_E_* code, 0 = success. */
-template <> class [[nodiscard]] result<void> {
-public:
+template <> class [[nodiscard]] result<void>
+{
+      public:
 	using value_type = void;
 
 	constexpr result() noexcept = default;
@@ -403,7 +410,7 @@ public:
 			detail::bad_result_access(code_);
 	}
 
-private:
+      private:
 	constexpr result(int code, int) noexcept : code_(code)
 	{
 	}
@@ -422,7 +429,8 @@ using std::as_writable_bytes;
 #else
 
 /* The subset of std::span (dynamic extent) that C++17 code needs here. */
-template <class T> class span {
+template <class T> class span
+{
 	template <class U> using compatible = std::is_convertible<U (*)[], T (*)[]>;
 
 	template <class C>
@@ -438,10 +446,10 @@ template <class T> class span {
 	template <class C>
 	struct is_container<C, std::void_t<decltype(std::data(std::declval<C &>())),
 					   decltype(std::size(std::declval<C &>()))>>
-		: std::true_type {
+	    : std::true_type {
 	};
 
-public:
+      public:
 	using element_type = T;
 	using value_type = std::remove_cv_t<T>;
 	using size_type = std::size_t;
@@ -466,13 +474,13 @@ public:
 		  class = std::enable_if_t<compatible<container_element<C>>::value &&
 					   (std::is_lvalue_reference<C>::value ||
 					    std::is_const<T>::value)>>
-	constexpr span(C &&container) noexcept(noexcept(std::data(container)) &&
-						noexcept(std::size(container)))
-		: data_(std::data(container)), size_(std::size(container))
+	constexpr span(C &&container) noexcept(
+	    noexcept(std::data(container)) &&noexcept(std::size(container)))
+	    : data_(std::data(container)), size_(std::size(container))
 	{
 	}
-	template <class U, class = std::enable_if_t<compatible<U>::value &&
-						    !std::is_same<U, T>::value>>
+	template <class U,
+		  class = std::enable_if_t<compatible<U>::value && !std::is_same<U, T>::value>>
 	constexpr span(const span<U> &other) noexcept : data_(other.data()), size_(other.size())
 	{
 	}
@@ -518,7 +526,7 @@ public:
 		return span(data_ + offset, count == size_type(-1) ? size_ - offset : count);
 	}
 
-private:
+      private:
 	T *data_ = nullptr;
 	size_type size_ = 0;
 };
@@ -538,7 +546,8 @@ span<std::byte> as_writable_bytes(span<T> s) noexcept
 
 /* ----------------------------------------------------------------- owners */
 
-namespace detail {
+namespace detail
+{
 
 /*
  * Owns one librpma object. The C delete function gets the address of the
@@ -546,8 +555,9 @@ namespace detail {
  * owner holds afterwards: an object the library freed is never deleted
  * again, and one it could not free stays owned.
  */
-template <class T, int (*Delete)(T **)> class unique_handle {
-public:
+template <class T, int (*Delete)(T **)> class unique_handle
+{
+      public:
 	using pointer = T *;
 
 	constexpr unique_handle() noexcept = default;
@@ -608,7 +618,7 @@ public:
 		return result<void>::from_code(Delete(&ptr_));
 	}
 
-protected:
+      protected:
 	void destroy() noexcept
 	{
 		if (ptr_ != nullptr)
@@ -638,8 +648,9 @@ inline span<const std::byte> pdata_bytes(const rpma_conn_private_data &pdata) no
  * A completion queue, not owned: it lives as long as the connection (or
  * shared RQ) it was taken from. Copy it freely.
  */
-class cq {
-public:
+class cq
+{
+      public:
 	constexpr cq() noexcept = default;
 	constexpr explicit cq(rpma_cq *p) noexcept : ptr_(p)
 	{
@@ -689,7 +700,8 @@ public:
 	 */
 	result<std::size_t> get_completions(span<rpma_completion> out) const noexcept
 	{
-		int ret = rpma_cq_get_completions(ptr_, out.data(), detail::clamp_count(out.size()));
+		int ret =
+		    rpma_cq_get_completions(ptr_, out.data(), detail::clamp_count(out.size()));
 		if (ret < 0)
 			return result<std::size_t>::from_code(ret);
 		return static_cast<std::size_t>(ret);
@@ -722,14 +734,15 @@ public:
 		return static_cast<std::size_t>(got);
 	}
 
-private:
+      private:
 	rpma_cq *ptr_ = nullptr;
 };
 
 /* ---------------------------------------------------------------- peer_cfg */
 
-class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_delete> {
-public:
+class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<peer_cfg> create() noexcept
@@ -754,7 +767,7 @@ public:
 	result<void> set_direct_write_to_pmem(bool supported) noexcept
 	{
 		return result<void>::from_code(
-			rpma_peer_cfg_set_direct_write_to_pmem(ptr_, supported));
+		    rpma_peer_cfg_set_direct_write_to_pmem(ptr_, supported));
 	}
 	result<bool> get_direct_write_to_pmem() const noexcept
 	{
@@ -790,8 +803,9 @@ public:
 
 /* -------------------------------------------------------------------- peer */
 
-class peer : public detail::unique_handle<rpma_peer, &rpma_peer_delete> {
-public:
+class peer : public detail::unique_handle<rpma_peer, &rpma_peer_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<peer> create(ibv_context *ibv_ctx) noexcept
@@ -807,8 +821,9 @@ public:
 /* ---------------------------------------------------------------- mr_local */
 
 /* A registered local memory region; the memory must outlive it. */
-class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg> {
-public:
+class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<mr_local> reg(peer &p, void *ptr, std::size_t size, int usage) noexcept
@@ -872,8 +887,9 @@ public:
 
 /* --------------------------------------------------------------- mr_remote */
 
-class mr_remote : public detail::unique_handle<rpma_mr_remote, &rpma_mr_remote_delete> {
-public:
+class mr_remote : public detail::unique_handle<rpma_mr_remote, &rpma_mr_remote_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	/* a peer's region as it sent it (untrusted bytes) */
@@ -907,8 +923,9 @@ public:
 
 /* ----------------------------------------------------------------- srq_cfg */
 
-class srq_cfg : public detail::unique_handle<rpma_srq_cfg, &rpma_srq_cfg_delete> {
-public:
+class srq_cfg : public detail::unique_handle<rpma_srq_cfg, &rpma_srq_cfg_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<srq_cfg> create() noexcept
@@ -949,8 +966,9 @@ public:
 /* --------------------------------------------------------------------- srq */
 
 /* A shared receive queue; the connections that use it must go first. */
-class srq : public detail::unique_handle<rpma_srq, &rpma_srq_delete> {
-public:
+class srq : public detail::unique_handle<rpma_srq, &rpma_srq_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<srq> create(peer &p) noexcept
@@ -965,7 +983,8 @@ public:
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
 			  const void *op_context = nullptr) noexcept
 	{
-		return result<void>::from_code(rpma_srq_recv(ptr_, dst.get(), offset, len, op_context));
+		return result<void>::from_code(
+		    rpma_srq_recv(ptr_, dst.get(), offset, len, op_context));
 	}
 
 	/* the receive CQ (an empty view when the SRQ has none) */
@@ -978,7 +997,7 @@ public:
 		return cq(rcq);
 	}
 
-private:
+      private:
 	static result<srq> create_with(peer &p, rpma_srq_cfg *cfg) noexcept
 	{
 		rpma_srq *s = nullptr;
@@ -991,8 +1010,9 @@ private:
 
 /* ---------------------------------------------------------------- conn_cfg */
 
-class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_delete> {
-public:
+class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<conn_cfg> create() noexcept
@@ -1082,9 +1102,9 @@ public:
 		return s;
 	}
 
-private:
-	result<std::uint32_t> get_u32(int (*getter)(const rpma_conn_cfg *, std::uint32_t *)) const
-		noexcept
+      private:
+	result<std::uint32_t> get_u32(int (*getter)(const rpma_conn_cfg *,
+						    std::uint32_t *)) const noexcept
 	{
 		std::uint32_t value = 0;
 		int ret = getter(ptr_, &value);
@@ -1107,8 +1127,9 @@ struct conn_wait_result {
  * disconnect() and wait for RPMA_CONN_CLOSED first for an orderly close.
  * The regions it reads and writes, and its peer, must outlive it.
  */
-class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete> {
-public:
+class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	result<int> get_event_fd() const noexcept
@@ -1218,8 +1239,8 @@ public:
 				    const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(rpma_write_with_imm(ptr_, dst.get(), dst_offset,
-								   src.get(), src_offset, len, flags,
-								   imm, op_context));
+								   src.get(), src_offset, len,
+								   flags, imm, op_context));
 	}
 
 	/* 8 bytes at an RPMA_ATOMIC_WRITE_ALIGNMENT-aligned offset */
@@ -1228,12 +1249,11 @@ public:
 				  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
-			rpma_atomic_write(ptr_, dst.get(), dst_offset, src, flags, op_context));
+		    rpma_atomic_write(ptr_, dst.get(), dst_offset, src, flags, op_context));
 	}
 	/* the 8 bytes of value as they lie in this host's memory */
-	result<void> atomic_write(const mr_remote &dst, std::size_t dst_offset,
-				  std::uint64_t value, int flags,
-				  const void *op_context = nullptr) noexcept
+	result<void> atomic_write(const mr_remote &dst, std::size_t dst_offset, std::uint64_t value,
+				  int flags, const void *op_context = nullptr) noexcept
 	{
 		char src[RPMA_ATOMIC_WRITE_ALIGNMENT];
 		static_assert(sizeof(src) == sizeof(value), "atomic writes are 8 bytes");
@@ -1246,14 +1266,14 @@ public:
 			   const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
-			rpma_flush(ptr_, dst.get(), dst_offset, len, type, flags, op_context));
+		    rpma_flush(ptr_, dst.get(), dst_offset, len, type, flags, op_context));
 	}
 
 	result<void> send(const mr_local &src, std::size_t offset, std::size_t len, int flags,
 			  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
-			rpma_send(ptr_, src.get(), offset, len, flags, op_context));
+		    rpma_send(ptr_, src.get(), offset, len, flags, op_context));
 	}
 
 	result<void> send_with_imm(const mr_local &src, std::size_t offset, std::size_t len,
@@ -1261,7 +1281,7 @@ public:
 				   const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
-			rpma_send_with_imm(ptr_, src.get(), offset, len, flags, imm, op_context));
+		    rpma_send_with_imm(ptr_, src.get(), offset, len, flags, imm, op_context));
 	}
 
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
@@ -1277,8 +1297,9 @@ public:
  * A connection request: outgoing (create) or incoming (ep::next_conn_req).
  * Deleting an incoming one rejects it.
  */
-class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_delete> {
-public:
+class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_delete>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<conn_req> create(peer &p, const char *addr, const char *port) noexcept
@@ -1308,10 +1329,9 @@ public:
 		if (private_data.empty())
 			return connect_with(nullptr);
 		/* the library only reads the bytes; the 1.x struct has no const */
-		rpma_conn_private_data pdata{
-			const_cast<void *>(static_cast<const void *>(private_data.data())),
-			static_cast<std::uint8_t>(private_data.size())
-		};
+		rpma_conn_private_data pdata{ const_cast<void *>(
+						  static_cast<const void *>(private_data.data())),
+					      static_cast<std::uint8_t>(private_data.size()) };
 		return connect_with(&pdata);
 	}
 
@@ -1320,7 +1340,7 @@ public:
 			  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
-			rpma_conn_req_recv(ptr_, dst.get(), offset, len, op_context));
+		    rpma_conn_req_recv(ptr_, dst.get(), offset, len, op_context));
 	}
 
 	/* the requester's private data (untrusted), valid while the request lives */
@@ -1333,7 +1353,7 @@ public:
 		return detail::pdata_bytes(pdata);
 	}
 
-private:
+      private:
 	static result<conn_req> create_with(peer &p, const char *addr, const char *port,
 					    const rpma_conn_cfg *cfg) noexcept
 	{
@@ -1357,8 +1377,9 @@ private:
 /* ---------------------------------------------------------------------- ep */
 
 /* A listening endpoint (server side); deleting it is rpma_ep_shutdown. */
-class ep : public detail::unique_handle<rpma_ep, &rpma_ep_shutdown> {
-public:
+class ep : public detail::unique_handle<rpma_ep, &rpma_ep_shutdown>
+{
+      public:
 	using unique_handle::unique_handle;
 
 	static result<ep> listen(peer &p, const char *addr, const char *port) noexcept
@@ -1388,7 +1409,7 @@ public:
 		return next_conn_req_with(cfg.get());
 	}
 
-private:
+      private:
 	result<conn_req> next_conn_req_with(const rpma_conn_cfg *cfg) noexcept
 	{
 		rpma_conn_req *req = nullptr;

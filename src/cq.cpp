@@ -114,7 +114,8 @@ void completion_from_wc(rpma_cq *cq, const ibv_wc &wc, rpma_completion *cmpl)
 	case IBV_WC_RDMA_READ:
 		if (cq->take_read()) {
 			cmpl->op = RPMA_OP_FLUSH;
-			cmpl->byte_len = 0; /* the length of the read that carried it means nothing */
+			/* the length of the read that carried it means nothing */
+			cmpl->byte_len = 0;
 		} else {
 			cmpl->op = RPMA_OP_READ;
 		}
