@@ -175,26 +175,32 @@ static void send_wr(ibv_send_wr *wr, ibv_sge *sge, int nsge, ibv_wr_opcode opcod
 	wr->send_flags = send_flags;
 }
 
-/* The common part of rpma_write and rpma_write_with_imm. */
-static int write_common(rpma_conn *conn, rpma_mr_remote *dst, size_t dst_offset,
-			const rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-			ibv_wr_opcode opcode, uint32_t imm, const void *op_context)
+/*
+ * The one-sided operations: rpma_read, rpma_write and rpma_write_with_imm.
+ * `local` is the read's destination or the write's source.
+ */
+static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+		     const rpma_mr_remote *remote, size_t remote_offset, size_t len, int flags,
+		     ibv_wr_opcode opcode, uint32_t imm, const void *op_context)
 {
 	unsigned send_flags;
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
-	/* both ends are given, or neither (a zero-length write) */
-	RPMA_CHECK_ARG((src == nullptr) == (dst == nullptr));
+	/* both ends are given, or neither (a zero-length operation) */
+	RPMA_CHECK_ARG((local == nullptr) == (remote == nullptr));
 
 	ibv_sge sge;
-	int nsge = local_sge(src, src_offset, len, &sge);
+	int nsge = local_sge(local, local_offset, len, &sge);
 	if (nsge < 0)
 		return nsge;
 	ibv_send_wr wr;
 	send_wr(&wr, &sge, nsge, opcode, send_flags, op_context);
-	int ret = remote_range(dst, dst_offset, len, &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey);
+	int ret =
+	    remote_range(remote, remote_offset, len, &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey);
 	if (ret)
 		return ret;
+	if (opcode == IBV_WR_RDMA_READ)
+		return post_read(conn, &wr, false);
 	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		wr.imm_data = htonl(imm);
 	return conn->post_send(&wr);
@@ -365,26 +371,14 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 		return RPMA_E_NOT_SHARED_CHNL;
 
 	ibv_cq *ev_cq = nullptr;
-	void *ev_ctx = nullptr;
-	if (verbs::get_cq_event(conn->queues.shared_channel, &ev_cq, &ev_ctx)) {
-		const int err = errno;
-		set_provider_error(err);
-		if (err != EAGAIN && err != EWOULDBLOCK)
-			RPMA_LOG_ERROR("ibv_get_cq_event failed: errno %d", err);
-		return RPMA_E_NO_COMPLETION;
-	}
+	int ret = get_cq_event_1x(conn->queues.shared_channel, &ev_cq);
+	if (ret)
+		return ret;
 
-	rpma_cq *fired = nullptr;
-	if (conn->queues.cq && ev_cq == conn->queues.cq->cq)
-		fired = conn->queues.cq;
-	else if (conn->queues.rcq && ev_cq == conn->queues.rcq->cq)
-		fired = conn->queues.rcq;
-	if (fired == nullptr) {
-		RPMA_LOG_ERROR("ibv_get_cq_event returned an unknown CQ");
-		return RPMA_E_UNKNOWN;
-	}
-
-	int ret = fired->ack_and_rearm();
+	/* the main CQ always exists; an event of neither CQ is reported by it */
+	rpma_cq *fired =
+	    conn->queues.rcq && ev_cq == conn->queues.rcq->cq ? conn->queues.rcq : conn->queues.cq;
+	ret = fired->ack_event_of(ev_cq);
 	if (ret)
 		return ret;
 	*cq = fired;
@@ -397,37 +391,24 @@ int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offs
 	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
 	      const void *op_context)
 {
-	unsigned send_flags;
-	RPMA_CHECK_ARG(conn != nullptr);
-	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
-	RPMA_CHECK_ARG((src == nullptr) == (dst == nullptr));
-
-	ibv_sge sge;
-	int nsge = local_sge(dst, dst_offset, len, &sge);
-	if (nsge < 0)
-		return nsge;
-	ibv_send_wr wr;
-	send_wr(&wr, &sge, nsge, IBV_WR_RDMA_READ, send_flags, op_context);
-	int ret = remote_range(src, src_offset, len, &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey);
-	if (ret)
-		return ret;
-	return post_read(conn, &wr, false);
+	return one_sided(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_READ, 0,
+			 op_context);
 }
 
 int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 	       const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 	       const void *op_context)
 {
-	return write_common(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_WRITE,
-			    0, op_context);
+	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags, IBV_WR_RDMA_WRITE, 0,
+			 op_context);
 }
 
 int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 			const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 			uint32_t imm, const void *op_context)
 {
-	return write_common(conn, dst, dst_offset, src, src_offset, len, flags,
-			    IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
+	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
+			 IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
 }
 
 int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,

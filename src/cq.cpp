@@ -153,6 +153,29 @@ int rpma_cq::poll(int n, ibv_wc *wc)
 	return got;
 }
 
+int rpma_cq::ack_event_of(ibv_cq *ev_cq)
+{
+	if (ev_cq != cq) {
+		RPMA_LOG_ERROR("ibv_get_cq_event returned an unknown CQ");
+		return RPMA_E_UNKNOWN;
+	}
+	return ack_and_rearm();
+}
+
+int rpma::get_cq_event_1x(ibv_comp_channel *channel, ibv_cq **ev_cq)
+{
+	void *ev_ctx = nullptr;
+	if (verbs::get_cq_event(channel, ev_cq, &ev_ctx)) {
+		const int err = errno;
+		set_provider_error(err);
+		/* a non-blocking fd with no event pending is not worth an error line */
+		if (err != EAGAIN && err != EWOULDBLOCK)
+			RPMA_LOG_ERROR("ibv_get_cq_event failed: errno %d", err);
+		return RPMA_E_NO_COMPLETION;
+	}
+	return 0;
+}
+
 int rpma_cq::ack_and_rearm()
 {
 	verbs::ack_cq_events(cq, 1);
@@ -186,11 +209,7 @@ static int wait_for_event(rpma_cq *cq, int timeout_ms)
 			return RPMA_E_NO_COMPLETION;
 		return RPMA_PROVIDER_FAILED(errno, "ibv_get_cq_event");
 	}
-	if (ev_cq != cq->cq) {
-		RPMA_LOG_ERROR("ibv_get_cq_event returned an unknown CQ");
-		return RPMA_E_UNKNOWN;
-	}
-	return cq->ack_and_rearm();
+	return cq->ack_event_of(ev_cq);
 }
 
 static long long now_ms()
@@ -217,20 +236,10 @@ int rpma_cq_wait(struct rpma_cq *cq)
 		return RPMA_E_SHARED_CHANNEL;
 
 	ibv_cq *ev_cq = nullptr;
-	void *ev_ctx = nullptr;
-	if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx)) {
-		const int err = errno;
-		set_provider_error(err);
-		/* a non-blocking fd with no event pending is not worth an error line */
-		if (err != EAGAIN && err != EWOULDBLOCK)
-			RPMA_LOG_ERROR("ibv_get_cq_event failed: errno %d", err);
-		return RPMA_E_NO_COMPLETION;
-	}
-	if (ev_cq != cq->cq) {
-		RPMA_LOG_ERROR("ibv_get_cq_event returned an unknown CQ");
-		return RPMA_E_UNKNOWN;
-	}
-	return cq->ack_and_rearm();
+	int ret = get_cq_event_1x(cq->channel, &ev_cq);
+	if (ret)
+		return ret;
+	return cq->ack_event_of(ev_cq);
 }
 
 int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)

@@ -78,6 +78,9 @@ struct rpma_cq {
 
 	/* Acknowledges one completion event and re-arms the CQ. */
 	int ack_and_rearm();
+
+	/* ack_and_rearm() for an event that names this CQ; RPMA_E_UNKNOWN otherwise. */
+	int ack_event_of(ibv_cq *ev_cq);
 };
 
 namespace rpma
@@ -91,6 +94,13 @@ namespace rpma
 int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, uint32_t max_signaled_reads,
 	   rpma_cq **cq_ptr);
 int cq_delete(rpma_cq **cq_ptr);
+
+/*
+ * Takes one completion event from channel as librpma 1.x did: any failure
+ * is RPMA_E_NO_COMPLETION (logged, unless the fd is merely non-blocking
+ * and empty), with the errno kept as the provider error.
+ */
+int get_cq_event_1x(ibv_comp_channel *channel, ibv_cq **ev_cq);
 
 /* The one translation from a work completion to an rpma_completion. */
 void completion_from_wc(rpma_cq *cq, const ibv_wc &wc, rpma_completion *cmpl);
