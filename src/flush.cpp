@@ -34,9 +34,20 @@ int rpma::flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, siz
 	/*
 	 * A few bytes are enough to order the read behind the writes; they are
 	 * taken from inside the flushed range, which the target registered for
-	 * remote read. An empty range is flushed by an empty read.
+	 * remote read. Never none: a zero-length read need not touch the
+	 * target's memory, so it would not push the earlier writes anywhere.
+	 * An empty range at the very end of the region reads the byte before.
 	 */
-	const size_t read_len = len < sizeof(conn->flush_sink) ? len : sizeof(conn->flush_sink);
+	if (dst->size == 0) {
+		RPMA_LOG_ERROR("a remote region of 0 bytes cannot be flushed");
+		return RPMA_E_INVAL;
+	}
+	size_t read_offset = offset < dst->size ? offset : dst->size - 1;
+	size_t read_len = len < sizeof(conn->flush_sink) ? len : sizeof(conn->flush_sink);
+	if (read_len == 0)
+		read_len = 1;
+	if (read_len > dst->size - read_offset)
+		read_len = dst->size - read_offset;
 
 	ibv_sge sge{};
 	sge.addr = reinterpret_cast<uintptr_t>(conn->flush_sink);
@@ -45,11 +56,11 @@ int rpma::flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, siz
 
 	ibv_send_wr wr{};
 	wr.wr_id = wr_id_of(op_context);
-	wr.sg_list = read_len ? &sge : nullptr;
-	wr.num_sge = read_len ? 1 : 0;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_READ;
 	wr.send_flags = send_flags;
-	wr.wr.rdma.remote_addr = dst->raddr + offset;
+	wr.wr.rdma.remote_addr = dst->raddr + read_offset;
 	wr.wr.rdma.rkey = dst->rkey;
 	return post_read(conn, &wr, true);
 }

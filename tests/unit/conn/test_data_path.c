@@ -658,6 +658,48 @@ static void flush__small_region(void **state)
 	fx_mr_remote_delete(&tiny);
 }
 
+/*
+ * A zero-length read need not touch the target's memory, so it would not
+ * push the writes before it anywhere: an empty flush still reads a byte.
+ */
+static void flush__zero_length_reads_a_byte(void **state)
+{
+	(void)state;
+	apply_pmem(true);
+	assert_int_equal(rpma_flush(conn, rmr, 100, 0, RPMA_FLUSH_TYPE_PERSISTENT,
+				    RPMA_F_COMPLETION_ALWAYS, &ctx),
+			 0);
+	expect_flush_read(true);
+	assert_int_equal(only_send()->wr.wr.rdma.remote_addr, RADDR + 100);
+}
+
+/* an empty range right at the end of the region: the byte before it */
+static void flush__zero_length_at_the_end(void **state)
+{
+	(void)state;
+	apply_pmem(true);
+	assert_int_equal(rpma_flush(conn, rmr, RLEN, 0, RPMA_FLUSH_TYPE_PERSISTENT,
+				    RPMA_F_COMPLETION_ALWAYS, &ctx),
+			 0);
+	expect_flush_read(true);
+	const struct fake_send_record *r = only_send();
+	assert_int_equal(r->wr.wr.rdma.remote_addr + r->sge[0].length, RADDR + RLEN);
+}
+
+/* a region without a byte cannot be flushed at all */
+static void flush__empty_region(void **state)
+{
+	(void)state;
+	apply_pmem(true);
+	struct rpma_mr_remote *empty = fx_mr_remote(RADDR, 0, RKEY, RUSAGE_ALL);
+	FX_INVAL(rpma_flush(conn, empty, 0, 0, RPMA_FLUSH_TYPE_PERSISTENT,
+			    RPMA_F_COMPLETION_ALWAYS, &ctx));
+	FX_INVAL(rpma_flush(conn, empty, 0, 0, RPMA_FLUSH_TYPE_VISIBILITY,
+			    RPMA_F_COMPLETION_ALWAYS, &ctx));
+	assert_int_equal(fake_verbs_sends(), 0);
+	fx_mr_remote_delete(&empty);
+}
+
 static void flush__post_fails(void **state)
 {
 	(void)state;
@@ -993,6 +1035,9 @@ int main(void)
 		T(flush__on_error),
 		T(flush__last_byte),
 		T(flush__small_region),
+		T(flush__zero_length_reads_a_byte),
+		T(flush__zero_length_at_the_end),
+		T(flush__empty_region),
 		T(flush__post_fails),
 		T(flush__after_write_one_post_each),
 		T(send__null_conn),
