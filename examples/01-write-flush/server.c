@@ -2,7 +2,7 @@
 /*
  * server.c -- 01-write-flush: the target of a persistent replication
  *
- * usage: server <addr> <port> <pmem-path>
+ * usage: server [--direct-write-to-pmem] <addr> <port> <pmem-path>
  *
  * The server maps persistent memory with libpmem2 -- a device DAX such as
  * /dev/dax0.0, a file on a DAX file system, or any regular file as a
@@ -86,8 +86,16 @@ static int open_pmem(const char *path)
 
 int main(int argc, char *argv[])
 {
+	bool declared_direct_write = false;
+
+	if (argc == 5 && strcmp(argv[1], "--direct-write-to-pmem") == 0) {
+		declared_direct_write = true;
+		argc--;
+		argv++;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s <addr> <port> <pmem-path>\n", argv[0]);
+		fprintf(stderr, "usage: %s [--direct-write-to-pmem] <addr> <port> <pmem-path>\n",
+			argv[0]);
 		return 2;
 	}
 	const char *addr = argv[1];
@@ -140,22 +148,30 @@ int main(int argc, char *argv[])
 	 * Direct write to pmem means: once the RDMA NIC has placed incoming data
 	 * into the target's memory and a read issued after the writes has
 	 * completed, the data is persistent -- the memory is persistent and
-	 * nothing volatile sits between the NIC and it (Intel DDIO is off for
-	 * the NIC, or the platform flushes CPU caches on power loss). It is
-	 * what rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT) relies on.
-	 *
-	 * A mapping with byte or cache-line store granularity is persistent
-	 * memory (device DAX, or a file on a DAX file system), so the server
-	 * declares the support there and registers the region for persistent
-	 * flushes; this assumes a platform configured for RDMA to pmem, which
-	 * a deployment must check. A page-granularity mapping is the page cache
-	 * of an ordinary file: data written by the NIC becomes durable only
-	 * when the server calls msync (pmem2's persist function), so the
-	 * server declares no support and offers visibility flushes only. In
-	 * both cases the server persists the message itself once the client
-	 * has gone, which costs nothing where the data is already persistent.
+	 * nothing volatile sits between the NIC and it. It is what
+	 * rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT) relies on, and nothing in
+	 * software can check it:
+	 *  - byte store granularity means the platform flushes the CPU caches
+	 *    on power failure (eADR): data the NIC placed in a cache survives;
+	 *  - cache-line granularity is an ordinary ADR platform: with DDIO on
+	 *    (the default on Intel servers) the NIC's writes land in the CPU
+	 *    cache and are lost on power failure until the CPU flushes them;
+	 *    only the person who turned DDIO off for the NIC knows better, and
+	 *    says so with --direct-write-to-pmem;
+	 *  - page granularity is the page cache of an ordinary file: durable
+	 *    only after msync (pmem2's persist function).
+	 * Without the declaration the server offers visibility flushes only,
+	 * and persists the message itself once the client has gone.
 	 */
-	bool is_pmem = gran != PMEM2_GRANULARITY_PAGE;
+	bool direct_write = gran == PMEM2_GRANULARITY_BYTE ||
+			    (declared_direct_write && gran != PMEM2_GRANULARITY_PAGE);
+
+	if (declared_direct_write && gran == PMEM2_GRANULARITY_PAGE)
+		printf("server: %s is not persistent memory: --direct-write-to-pmem ignored\n",
+		       path);
+	printf("server: guarantee offered to the client: %s\n",
+	       direct_write ? "persistence (direct write to pmem)"
+			    : "visibility only (the server persists the message itself)");
 
 	if (holds_message(area))
 		printf("server: the memory already holds a message: \"%s\"\n", area);
@@ -179,7 +195,7 @@ int main(int argc, char *argv[])
 	/* 3. register the message area */
 	int usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
 
-	if (is_pmem)
+	if (direct_write)
 		usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
 	ret = rpma_mr_reg(peer, area, MSG_AREA_SIZE, usage, &mr);
 	if (ret) {
@@ -193,7 +209,7 @@ int main(int argc, char *argv[])
 		report("server", "rpma_peer_cfg_new", ret);
 		goto out_mr;
 	}
-	ret = rpma_peer_cfg_set_direct_write_to_pmem(pcfg, is_pmem);
+	ret = rpma_peer_cfg_set_direct_write_to_pmem(pcfg, direct_write);
 	if (ret) {
 		report("server", "rpma_peer_cfg_set_direct_write_to_pmem", ret);
 		goto out_pcfg;
@@ -237,7 +253,7 @@ int main(int argc, char *argv[])
 		goto out_pcfg;
 	}
 	printf("server: listening on %s:%s (direct write to pmem: %s)\n", addr, port,
-	       is_pmem ? "yes" : "no");
+	       direct_write ? "yes" : "no");
 	fflush(stdout);
 
 	ret = rpma_ep_next_conn_req(ep, NULL, &req);
