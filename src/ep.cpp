@@ -84,13 +84,22 @@ int rpma_ep_shutdown(struct rpma_ep **ep_ptr)
 	if (ep == nullptr)
 		return 0;
 
-	/* the channel cannot go before its id: keep the endpoint whole to retry */
-	if (verbs::destroy_id(ep->id))
-		return RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
-	verbs::destroy_event_channel(ep->evch);
+	/*
+	 * Released even when the id cannot be destroyed, as librpma 1.x did;
+	 * librdmacm forbids destroying a channel that still has an id, so the
+	 * channel is then left open.
+	 */
+	int ret = 0;
+	if (verbs::destroy_id(ep->id)) {
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
+		RPMA_LOG_WARNING("the event channel of an endpoint whose id could not be "
+				 "destroyed is left open");
+	} else {
+		verbs::destroy_event_channel(ep->evch);
+	}
 	delete ep;
 	*ep_ptr = nullptr;
-	return 0;
+	return ret;
 }
 
 int rpma_ep_get_fd(const struct rpma_ep *ep, int *fd)

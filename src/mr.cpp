@@ -113,12 +113,13 @@ int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 	if (mr == nullptr)
 		return 0;
 
-	/* a region the device still holds stays the caller's, to retry or to report */
+	/* released even when the device keeps the registration, as librpma 1.x did */
+	int ret = 0;
 	if (verbs::dereg_mr(mr->mr))
-		return RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
 	delete mr;
 	*mr_ptr = nullptr;
-	return 0;
+	return ret;
 }
 
 int rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)

@@ -120,15 +120,17 @@ int rpma_peer_delete(struct rpma_peer **peer_ptr)
 		return 0;
 
 	/*
-	 * A protection domain still holding regions or queue pairs cannot go:
-	 * the peer stays valid so that the caller can release them and retry.
+	 * As librpma 1.x did, the peer goes even when rdma-core keeps its
+	 * protection domain (still holding regions or queue pairs): programs
+	 * written for it never retry, so a kept peer would only leak.
 	 */
+	int ret = 0;
 	if (rpma::verbs::dealloc_pd(peer->pd))
-		return RPMA_PROVIDER_FAILED(errno, "ibv_dealloc_pd");
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dealloc_pd");
 
 	delete peer;
 	*peer_ptr = nullptr;
-	return 0;
+	return ret;
 }
 
 } /* extern "C" */

@@ -181,8 +181,11 @@ void reset_deletes_now()
 	CHECK(deletes(tracker::K_PEER_CFG) == 1);
 }
 
-/* rpma_peer_delete keeps a peer that still has regions: so does the owner */
-void failed_delete_keeps_ownership()
+/*
+ * rpma_peer_delete releases the peer even when its protection domain is still
+ * busy (as librpma 1.x did): the owner is empty afterwards, and says why.
+ */
+void failed_delete_gives_up_the_object()
 {
 	char buf[64];
 	auto peer = new_peer();
@@ -198,11 +201,14 @@ void failed_delete_keeps_ownership()
 	CHECK(std::strcmp(r.error().category().name(), "rpma") == 0);
 	CHECK(r.error().message() == rpma_err_2str(RPMA_E_PROVIDER));
 	CHECK(rpma::provider_error() == std::errc::device_or_resource_busy);
-	CHECK(peer->get() == raw && tracker::is_live(raw));
+	CHECK(!*peer && !tracker::is_live(raw));
+	CHECK(deletes(tracker::K_PEER) == 1);
 
 	CHECK(mr->reset());
 	CHECK(deletes(tracker::K_MR_LOCAL) == 1);
-	/* the destructor deletes the peer now that it can: the harness checks */
+	/* the domain rdma-core refused to release stays with it */
+	CHECK(fake_verbs_live_objects() == 1);
+	fake_verbs_reset();
 }
 
 /* rpma_conn_req_connect consumes the request even when it fails */
@@ -534,7 +540,7 @@ int main()
 		TEST_CASE(release_hands_the_object_over),
 		TEST_CASE(adopting_a_raw_pointer),
 		TEST_CASE(reset_deletes_now),
-		TEST_CASE(failed_delete_keeps_ownership),
+		TEST_CASE(failed_delete_gives_up_the_object),
 		TEST_CASE(failed_connect_consumes_the_request),
 		TEST_CASE(connect_turns_the_request_into_a_connection),
 		TEST_CASE(oversized_private_data_consumes_nothing),

@@ -205,21 +205,16 @@ static void shutdown__destroy_id_fails(void **state)
 	assert_int_equal(rpma_err_get_provider_error(), EBUSY);
 
 	/*
-	 * As librpma documents: on failure *ep_ptr is not set to NULL, the
-	 * endpoint is kept whole (its channel is not destroyed under its id)
-	 * and shutting it down again works.
+	 * As librpma 1.x's code did: the endpoint is released and *ep_ptr set
+	 * to NULL even on failure. The id rdma-core refused to destroy stays
+	 * with it, and so does its channel (librdmacm forbids destroying a
+	 * channel that still has an id).
 	 */
-	bool kept = ep != NULL;
-	unsigned misuse = fake_verbs_misuse();
-	if (kept) {
-		assert_int_equal(rpma_ep_shutdown(&ep), 0);
-		assert_null(ep);
-		assert_int_equal(fake_verbs_live_objects(), base);
-	} else {
-		fx_discard();
-	}
-	assert_true(kept);
-	assert_int_equal(misuse, 0);
+	assert_null(ep);
+	assert_int_equal(fake_verbs_misuse(), 0);
+	assert_int_equal(fake_verbs_live_objects(), base + 2);
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_EVENT_CHANNEL), 0);
+	fx_discard();
 }
 
 static void shutdown__leaves_connections(void **state)
