@@ -13,6 +13,7 @@
 #include "err.hpp"
 #include "peer.hpp"
 #include "post.hpp"
+#include "srq.hpp"
 #include "verbs/verbs.hpp"
 
 using namespace rpma;
@@ -54,6 +55,18 @@ rdma_conn_param conn_param_with(const rpma_conn_private_data *pdata)
 
 } /* namespace */
 
+int rpma::check_conn_cfg(const rpma_conn_cfg *cfg)
+{
+	const rpma_conn_cfg &c = rpma_conn_cfg::or_defaults(cfg);
+	const rpma_srq *srq = c.srq.load();
+	if (c.shared_channel.load() && srq != nullptr && srq->rcq != nullptr) {
+		RPMA_LOG_ERROR("a shared completion channel cannot be used with a shared receive "
+			       "queue that has its own receive CQ");
+		return RPMA_E_INVAL;
+	}
+	return 0;
+}
+
 int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rpma_conn_cfg *cfg,
 				 rpma_conn_req **req_ptr)
 {
@@ -88,6 +101,9 @@ int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port
 	RPMA_CHECK_ARG(addr != nullptr);
 	RPMA_CHECK_ARG(port != nullptr);
 	RPMA_CHECK_ARG(req_ptr != nullptr);
+	int ret = check_conn_cfg(cfg);
+	if (ret)
+		return ret;
 
 	const int timeout_ms = rpma_conn_cfg::or_defaults(cfg).timeout_ms.load();
 
@@ -100,7 +116,6 @@ int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port
 	/* synchronous until connected: resolving returns when it is done */
 	rdma_cm_id *id = nullptr;
 	rpma_conn_req *req = nullptr;
-	int ret = 0;
 	if (verbs::create_id(nullptr, &id, nullptr)) {
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_create_id");
 		goto free_info;

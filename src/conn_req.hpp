@@ -24,6 +24,13 @@ struct rpma_conn_req {
 namespace rpma
 {
 
+/*
+ * RPMA_E_INVAL, logged, when cfg shares one completion channel between the
+ * connection's CQs and names an SRQ with a receive CQ of its own: the
+ * receives would complete where that channel never reports them.
+ */
+int check_conn_cfg(const rpma_conn_cfg *cfg);
+
 /* Makes a passive request from an RDMA_CM_EVENT_CONNECT_REQUEST event. */
 int conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rpma_conn_cfg *cfg,
 			   rpma_conn_req **req_ptr);

@@ -115,6 +115,10 @@ int rpma_ep_next_conn_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
 {
 	RPMA_CHECK_ARG(ep != nullptr);
 	RPMA_CHECK_ARG(req_ptr != nullptr);
+	/* checked before taking the event, so that the client's request stays */
+	int ret = check_conn_cfg(cfg);
+	if (ret)
+		return ret;
 
 	rdma_cm_event *event = nullptr;
 	if (verbs::get_cm_event(ep->evch, &event)) {
@@ -135,7 +139,7 @@ int rpma_ep_next_conn_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
 	}
 
 	rdma_cm_id *id = event->id;
-	int ret = conn_req_from_cm_event(ep->peer, event, cfg, req_ptr);
+	ret = conn_req_from_cm_event(ep->peer, event, cfg, req_ptr);
 	if (verbs::ack_cm_event(event) && ret == 0) {
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_ack_cm_event");
 		(void)rpma_conn_req_delete(req_ptr);

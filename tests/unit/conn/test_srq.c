@@ -432,7 +432,7 @@ static void route__srq_shared_by_two(void **state)
 	struct ibv_srq *isrq = ibv_srq_of(srq);
 	struct rdma_cm_id *id1 = NULL, *id2 = NULL;
 	struct rpma_conn *c1 = conn_with(srq, 0, false, &id1);
-	struct rpma_conn *c2 = conn_with(srq, 0, true, &id2);
+	struct rpma_conn *c2 = conn_with(srq, 8, false, &id2);
 	assert_ptr_equal(id1->qp->srq, isrq);
 	assert_ptr_equal(id2->qp->srq, isrq);
 	assert_ptr_equal(id1->qp->recv_cq, id2->qp->recv_cq);
@@ -458,6 +458,74 @@ static void route__passive_srq(void **state)
 	expect_recv_on(id, srq_rcq, NULL);
 	fx_conn_delete(&conn);
 	fx_shutdown(&ep);
+	fx_cfg_delete(&cfg);
+	srq_delete(&srq);
+}
+
+/*
+ * A shared completion channel serves the connection's CQ and RCQ; receives
+ * that complete on the SRQ's own CQ would never show on it, and
+ * rpma_conn_wait() would wait forever. librpma 1.x refused the
+ * configuration with RPMA_E_INVAL.
+ */
+static struct rpma_conn_cfg *shared_cfg_with(struct rpma_srq *srq)
+{
+	struct rpma_conn_cfg *cfg = fx_cfg(10, 8, true);
+	assert_int_equal(rpma_conn_cfg_set_srq(cfg, srq), 0);
+	return cfg;
+}
+
+static void shared_channel__srq_rcq_refused_active(void **state)
+{
+	(void)state;
+	struct rpma_srq *srq = srq_new(NULL); /* with its own receive CQ */
+	struct rpma_conn_cfg *cfg = shared_cfg_with(srq);
+	struct rpma_conn_req *req = FX_POISON;
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_new(fx_peer, FX_ADDR, FX_PORT, cfg, &req));
+	assert_ptr_equal(req, FX_POISON);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	fx_cfg_delete(&cfg);
+	srq_delete(&srq);
+}
+
+static void shared_channel__srq_rcq_refused_passive(void **state)
+{
+	(void)state;
+	struct rpma_srq *srq = srq_new(NULL);
+	struct rpma_conn_cfg *cfg = shared_cfg_with(srq);
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	fake_verbs_push_cm_event(evch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, NULL, 0);
+	struct rpma_conn_req *req = FX_POISON;
+	FX_INVAL(rpma_ep_next_conn_req(ep, cfg, &req));
+	assert_ptr_equal(req, FX_POISON);
+	/* the client's request is still there for a configuration that fits */
+	assert_int_equal(fake_verbs_cm_events_queued(evch), 1);
+	assert_int_equal(rpma_conn_cfg_set_compl_channel(cfg, false), 0);
+	req = NULL;
+	assert_int_equal(rpma_ep_next_conn_req(ep, cfg, &req), 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+	fx_cfg_delete(&cfg);
+	srq_delete(&srq);
+}
+
+/* an SRQ without a receive CQ of its own completes on the shared channel */
+static void shared_channel__srq_without_rcq(void **state)
+{
+	(void)state;
+	struct rpma_srq_cfg *scfg = srq_cfg(10, 0);
+	struct rpma_srq *srq = srq_new(scfg);
+	assert_int_equal(rpma_srq_cfg_delete(&scfg), 0);
+	struct rpma_conn_cfg *cfg = shared_cfg_with(srq);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(cfg, &id);
+	struct rpma_cq *rcq = NULL;
+	assert_int_equal(rpma_conn_get_rcq(conn, &rcq), 0);
+	assert_non_null(rcq);
+	expect_recv_on(id, rcq, NULL);
+	fx_conn_delete(&conn);
 	fx_cfg_delete(&cfg);
 	srq_delete(&srq);
 }
@@ -492,6 +560,9 @@ int main(void)
 		T(route__srq_without_any_rcq),
 		T(route__srq_shared_by_two),
 		T(route__passive_srq),
+		T(shared_channel__srq_rcq_refused_active),
+		T(shared_channel__srq_rcq_refused_passive),
+		T(shared_channel__srq_without_rcq),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);
