@@ -30,8 +30,10 @@ int provider_error(int err, const char *call, const char *file, int line, const 
 		char buf[128];
 		/* the GNU strerror_r returns the message, maybe not in buf */
 		const char *text = strerror_r(err, buf, sizeof(buf));
-		log::emit(RPMA_LOG_LEVEL_ERROR, file, line, func, "%s failed: %s (errno %d)", call,
-			  text, err);
+		if (false)
+			log::check_format("%s failed: %s (errno %d)", call, text, err);
+		log::emit(RPMA_LOG_LEVEL_ERROR, file, line, func, "%s failed: %s (errno %d)\n",
+			  call, text, err);
 	}
 	return RPMA_E_PROVIDER;
 }

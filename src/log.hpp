@@ -10,6 +10,7 @@
 #define RPMA_LOG_HPP
 
 #include <atomic>
+#include <cerrno>
 
 #include <librpma.h>
 
@@ -17,6 +18,7 @@ namespace rpma::log
 {
 
 extern std::atomic<int> thresholds[RPMA_LOG_THRESHOLD_MAX];
+extern std::atomic<rpma_log_function *> function;
 
 /*
  * As in librpma 1.x, only messages at or above the primary threshold reach
@@ -28,15 +30,34 @@ inline bool enabled(rpma_log_level level)
 	return level <= thresholds[RPMA_LOG_THRESHOLD].load(std::memory_order_relaxed);
 }
 
+/*
+ * Hands the log function a format and its arguments, as librpma 1.x did: a
+ * 1.x log function may pass them on to vfprintf() or vsyslog(). Logging
+ * must never change the errno a caller is about to report.
+ */
+template <typename... Args>
 void emit(rpma_log_level level, const char *file, int line, const char *func, const char *format,
-	  ...) __attribute__((format(printf, 5, 6)));
+	  Args... args)
+{
+	const int saved_errno = errno;
+	function.load(std::memory_order_acquire)(level, file, line, func, format, args...);
+	errno = saved_errno;
+}
+
+/* Never called: lets the compiler check a message's arguments against its format. */
+void check_format(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 } /* namespace rpma::log */
 
-#define RPMA_LOG(level, ...)                                                                       \
+/* RPMA_LOG(level, "literal format", args...): the format gets librpma's "\n" */
+#define RPMA_LOG(level, format, ...)                                                               \
 	do {                                                                                       \
-		if (rpma::log::enabled(level))                                                     \
-			rpma::log::emit(level, __FILE__, __LINE__, __func__, __VA_ARGS__);         \
+		if (rpma::log::enabled(level)) {                                                   \
+			if (false)                                                                 \
+				rpma::log::check_format(format, ##__VA_ARGS__);                    \
+			rpma::log::emit(level, __FILE__, __LINE__, __func__, format "\n",          \
+					##__VA_ARGS__);                                            \
+		}                                                                                  \
 	} while (0)
 
 #define RPMA_LOG_FATAL(...)   RPMA_LOG(RPMA_LOG_LEVEL_FATAL, __VA_ARGS__)

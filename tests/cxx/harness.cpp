@@ -404,9 +404,9 @@ void quiet_log(rpma_log_level level, const char *file_name, const int line_no,
 		    function_name);
 	va_list ap;
 	va_start(ap, message_format);
+	/* the format ends with its own newline, as librpma 1.x's did */
 	std::vprintf(message_format, ap);
 	va_end(ap);
-	std::printf("\n");
 }
 
 /* what must hold after every case */

@@ -8,10 +8,72 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "unit_common.h"
+
+/*
+ * The system logger, as the library sees it: these definitions take the
+ * place of the C library's in this program, so that what the default log
+ * function sends to syslog can be checked (and nothing reaches the host's
+ * log).
+ */
+static unsigned openlog_calls;
+static char openlog_ident[64];
+static int openlog_option = -1;
+static int openlog_facility = -1;
+static unsigned syslog_calls;
+static int syslog_priority = -1;
+static char syslog_message[1024];
+
+void openlog(const char *ident, int option, int facility)
+{
+	openlog_calls++;
+	snprintf(openlog_ident, sizeof(openlog_ident), "%s", ident ? ident : "(null)");
+	openlog_option = option;
+	openlog_facility = facility;
+}
+
+void vsyslog(int priority, const char *format, va_list ap)
+{
+	syslog_calls++;
+	syslog_priority = priority;
+	vsnprintf(syslog_message, sizeof(syslog_message), format, ap);
+}
+
+void syslog(int priority, const char *format, ...)
+{
+	va_list ap;
+	va_start(ap, format);
+	vsyslog(priority, format, ap);
+	va_end(ap);
+}
+
+/* what a fortified build calls instead of syslog() */
+void __syslog_chk(int priority, int flag, const char *format, ...);
+void __syslog_chk(int priority, int flag, const char *format, ...)
+{
+	(void)flag;
+	va_list ap;
+	va_start(ap, format);
+	vsyslog(priority, format, ap);
+	va_end(ap);
+}
+
+static bool matches(const char *text, const char *pattern)
+{
+	regex_t re;
+	assert_int_equal(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
+	int ret = regexec(&re, text, 0, NULL, 0);
+	regfree(&re);
+	if (ret != 0)
+		print_message("# \"%s\" does not match /%s/\n", text, pattern);
+	return ret == 0;
+}
 
 /* logs one ERROR message */
 static void log_an_error(void)
@@ -388,12 +450,128 @@ static void log_default_function_aux_filters(void **state)
 	assert_null(strchr(strchr(out, '\n') + 1, '\n'));
 }
 
+/*
+ * librpma 1.x's messages, as its log functions received them: the format
+ * string of the message with "\n" appended, and its arguments.
+ */
+static char raw_format[256];
+static char raw_formatted[1024];
+static unsigned raw_calls;
+
+static void raw_function(enum rpma_log_level level, const char *file_name, const int line_no,
+			 const char *function_name, const char *message_format, ...)
+{
+	(void)level;
+	(void)file_name;
+	(void)line_no;
+	(void)function_name;
+	raw_calls++;
+	snprintf(raw_format, sizeof(raw_format), "%s", message_format);
+	va_list ap;
+	va_start(ap, message_format);
+	vsnprintf(raw_formatted, sizeof(raw_formatted), message_format, ap);
+	va_end(ap);
+}
+
+static void log_user_function_gets_the_format(void **state)
+{
+	(void)state;
+	raw_calls = 0;
+	assert_int_equal(rpma_log_set_function(raw_function), 0);
+	log_an_error();
+	assert_int_equal(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+	assert_int_equal(raw_calls, 1);
+	/* the format itself, not "%s" with a message made beforehand */
+	assert_string_equal(raw_format, "invalid argument: %s\n");
+	assert_string_equal(raw_formatted, "invalid argument: pcfg_ptr != nullptr\n");
+}
+
+/* a 1.x log function that prints the format as it is writes one line each */
+static FILE *vfprintf_target;
+
+static void vfprintf_function(enum rpma_log_level level, const char *file_name,
+			      const int line_no, const char *function_name,
+			      const char *message_format, ...)
+{
+	(void)level;
+	(void)file_name;
+	(void)line_no;
+	(void)function_name;
+	va_list ap;
+	va_start(ap, message_format);
+	vfprintf(vfprintf_target, message_format, ap);
+	va_end(ap);
+}
+
+static void log_user_function_lines(void **state)
+{
+	(void)state;
+	char out[512] = "";
+	vfprintf_target = fmemopen(out, sizeof(out), "w");
+	assert_non_null(vfprintf_target);
+	assert_int_equal(rpma_log_set_function(vfprintf_function), 0);
+	log_an_error();
+	assert_int_equal(rpma_peer_new(NULL, NULL), RPMA_E_INVAL);
+	assert_int_equal(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+	fclose(vfprintf_target);
+	assert_string_equal(out, "invalid argument: pcfg_ptr != nullptr\n"
+				 "invalid argument: ibv_ctx != nullptr\n");
+}
+
+/* librpma 1.x's syslog identity and facility, set once when the library loads */
+static void log_syslog_identity(void **state)
+{
+	(void)state;
+	assert_int_equal(openlog_calls, 1);
+	assert_string_equal(openlog_ident, "rpma");
+	assert_int_equal(openlog_option, LOG_PID);
+	assert_int_equal(openlog_facility, LOG_LOCAL7);
+}
+
+/* the default function: "*LEVEL* file: line: function: message" to syslog */
+static void log_default_function_syslog_line(void **state)
+{
+	(void)state;
+	assert_int_equal(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+	assert_int_equal(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING), 0);
+	syslog_calls = 0;
+	log_an_error();
+	assert_int_equal(syslog_calls, 1);
+	assert_int_equal(syslog_priority, LOG_ERR);
+	assert_true(matches(syslog_message, "^\\*ERROR\\* peer_cfg\\.cpp: +[0-9]+: "
+					    "rpma_peer_cfg_new: invalid argument: "
+					    "pcfg_ptr != nullptr\n$"));
+	/* still the one openlog() of the library's start */
+	assert_int_equal(openlog_calls, 1);
+}
+
+/* and to stderr, with a time stamp and the thread id in front */
+static void log_default_function_stderr_line(void **state)
+{
+	(void)state;
+	assert_int_equal(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+	assert_int_equal(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING), 0);
+	assert_int_equal(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_LEVEL_ERROR), 0);
+	stderr_capture_begin();
+	log_an_error();
+	char *out = stderr_capture_end();
+	assert_int_equal(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_DISABLED), 0);
+	char pattern[512];
+	snprintf(pattern, sizeof(pattern),
+		 "^[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} \\[%ld\\] "
+		 "\\*ERROR\\* peer_cfg\\.cpp: +[0-9]+: rpma_peer_cfg_new: "
+		 "invalid argument: pcfg_ptr != nullptr\n$",
+		 (long)syscall(SYS_gettid));
+	assert_true(matches(out, pattern));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		/* these two must come first: they see the initial configuration */
 		cmocka_unit_test(log_default_thresholds),
 		cmocka_unit_test(log_initial_function_is_default),
+		UT_TEST(log_syslog_identity),
 		UT_TEST(log_level_values),
 		UT_TEST(log_set_get_primary_every_level),
 		UT_TEST(log_set_get_aux_every_level),
@@ -414,6 +592,10 @@ int main(void)
 		UT_TEST(log_default_function_restored),
 		UT_TEST(log_default_function_stderr_needs_aux),
 		UT_TEST(log_default_function_aux_filters),
+		UT_TEST(log_user_function_gets_the_format),
+		UT_TEST(log_user_function_lines),
+		UT_TEST(log_default_function_syslog_line),
+		UT_TEST(log_default_function_stderr_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
