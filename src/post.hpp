@@ -34,15 +34,18 @@ inline int post_errno(int ret)
 	return errno ? errno : EIO;
 }
 
-/* RPMA_F_COMPLETION_* to ibv send flags; false for a bad value. */
+/*
+ * RPMA_F_COMPLETION_* to ibv send flags; false for 0. As in librpma 1.x,
+ * only 0 is refused and the (1 << 1) bit of RPMA_F_COMPLETION_ALWAYS alone
+ * decides whether the work request is signaled.
+ */
 inline bool send_flags_from(int flags, unsigned *send_flags)
 {
-	if (flags == RPMA_F_COMPLETION_ALWAYS)
-		*send_flags = IBV_SEND_SIGNALED;
-	else if (flags == RPMA_F_COMPLETION_ON_ERROR)
-		*send_flags = 0;
-	else
+	if (flags == 0)
 		return false;
+	*send_flags = (flags & (RPMA_F_COMPLETION_ALWAYS & ~RPMA_F_COMPLETION_ON_ERROR))
+			  ? IBV_SEND_SIGNALED
+			  : 0;
 	return true;
 }
 

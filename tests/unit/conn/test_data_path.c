@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "fixture.h"
@@ -980,6 +981,58 @@ static void all__one_post_each(void **state)
 		assert_int_equal(fake_verbs_send(i)->wr.wr_id, (uintptr_t)&c[i]);
 }
 
+/*
+ * librpma 1.x refused only flags == 0 and signaled a work request when the
+ * (1 << 1) bit of RPMA_F_COMPLETION_ALWAYS was set: programs that pass e.g.
+ * (1 << 1) alone, or other bits along, keep working.
+ */
+static int post_one(int op, int flags)
+{
+	switch (op) {
+	case 0:
+		return rpma_read(conn, mr, 0, rmr, 0, 8, flags, &ctx);
+	case 1:
+		return rpma_write(conn, rmr, 0, mr, 0, 8, flags, &ctx);
+	case 2:
+		return rpma_write_with_imm(conn, rmr, 0, mr, 0, 8, flags, 7, &ctx);
+	case 3:
+		return rpma_atomic_write(conn, rmr, 8, src8, flags, &ctx);
+	case 4:
+		return rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, flags, &ctx);
+	case 5:
+		return rpma_send(conn, mr, 0, 8, flags, &ctx);
+	default:
+		return rpma_send_with_imm(conn, mr, 0, 8, flags, 7, &ctx);
+	}
+}
+
+static void all__flags_as_librpma(void **state)
+{
+	(void)state;
+	const struct {
+		int flags;
+		bool signaled;
+	} cases[] = {
+		{ RPMA_F_COMPLETION_ALWAYS, true },
+		{ RPMA_F_COMPLETION_ON_ERROR, false },
+		{ 1 << 1, true },
+		{ 1 << 2, false },
+		{ (1 << 1) | (1 << 7), true },
+		{ -1, true },
+		{ INT_MIN, false },
+	};
+	unsigned posted = 0;
+	for (int op = 0; op < 7; op++) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			print_message("# op %d, flags %#x\n", op, (unsigned)cases[i].flags);
+			assert_int_equal(post_one(op, cases[i].flags), 0);
+			assert_int_equal(fake_verbs_sends(), ++posted);
+			assert_int_equal(signaled(fake_verbs_send(posted - 1)), cases[i].signaled);
+		}
+		FX_INVAL(post_one(op, 0));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1063,6 +1116,7 @@ int main(void)
 		T(recv__post_fails),
 		T(post_fails_with_negative_errno),
 		T(passive__posts_on_request_qp),
+		T(all__flags_as_librpma),
 		T(all__one_post_each),
 #undef N
 #undef T
