@@ -9,9 +9,10 @@
 #include <atomic>
 #include <cstdint>
 
+/* librpma 1.x's defaults: 20 receives, a receive CQ of 20 entries */
 struct rpma_srq_cfg {
-	std::atomic<uint32_t> rq_size{ 100 };
-	std::atomic<uint32_t> rcq_size{ 100 }; /* 0: no receive CQ of its own */
+	std::atomic<uint32_t> rq_size{ 20 };
+	std::atomic<uint32_t> rcq_size{ 20 }; /* 0: no receive CQ of its own */
 
 	static const rpma_srq_cfg defaults;
 };

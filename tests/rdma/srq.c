@@ -24,7 +24,7 @@ static void server(void)
 	T_OK(rpma_srq_cfg_new(&scfg));
 	uint32_t size = 0;
 	T_OK(rpma_srq_cfg_get_rq_size(scfg, &size));
-	T_EQ(size, 100);
+	T_EQ(size, 20); /* librpma 1.x's default */
 	T_OK(rpma_srq_cfg_set_rq_size(scfg, 16));
 	T_OK(rpma_srq_cfg_set_rcq_size(scfg, 16));
 	T_OK(rpma_srq_cfg_get_rcq_size(scfg, &size));

@@ -103,13 +103,13 @@ static void check_null(set_fn set, get_fn get)
 static void srq_cfg_rq_size_default(void **state)
 {
 	(void)state;
-	check_default(rpma_srq_cfg_get_rq_size, 100);
+	check_default(rpma_srq_cfg_get_rq_size, 20);
 }
 
 static void srq_cfg_rcq_size_default(void **state)
 {
 	(void)state;
-	check_default(rpma_srq_cfg_get_rcq_size, 100);
+	check_default(rpma_srq_cfg_get_rcq_size, 20);
 }
 
 static void srq_cfg_rq_size_round_trip(void **state)
@@ -156,7 +156,7 @@ static void srq_cfg_sizes_independent(void **state)
 	uint32_t rq = 0, rcq = 0;
 	assert_int_equal(rpma_srq_cfg_set_rq_size(cfg, 7), 0);
 	assert_int_equal(rpma_srq_cfg_get_rcq_size(cfg, &rcq), 0);
-	assert_int_equal(rcq, 100);
+	assert_int_equal(rcq, 20);
 	assert_int_equal(rpma_srq_cfg_set_rcq_size(cfg, 0), 0);
 	assert_int_equal(rpma_srq_cfg_get_rq_size(cfg, &rq), 0);
 	assert_int_equal(rq, 7);
@@ -174,7 +174,7 @@ static void srq_cfg_objects_independent(void **state)
 	assert_int_equal(rpma_srq_cfg_set_rq_size(a, 1), 0);
 	uint32_t v = 0;
 	assert_int_equal(rpma_srq_cfg_get_rq_size(b, &v), 0);
-	assert_int_equal(v, 100);
+	assert_int_equal(v, 20);
 	delete_cfg(&a);
 	delete_cfg(&b);
 }

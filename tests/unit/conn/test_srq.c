@@ -70,8 +70,9 @@ static void new__defaults(void **state)
 	assert_non_null(isrq);
 	const struct ibv_srq_init_attr *attr = fake_verbs_srq_init_attr(isrq);
 	assert_non_null(attr);
-	assert_int_equal(attr->attr.max_wr, 100);
-	/* a receive CQ of 100 entries with a channel of its own, armed */
+	/* librpma 1.x's defaults: 20 receives, a receive CQ of 20 entries */
+	assert_int_equal(attr->attr.max_wr, 20);
+	/* a receive CQ with a channel of its own, armed */
 	struct rpma_cq *rcq = NULL;
 	assert_int_equal(rpma_srq_get_rcq(srq, &rcq), 0);
 	assert_non_null(rcq);
@@ -363,6 +364,8 @@ static void route__srq_rcq(void **state)
 	const struct ibv_qp_init_attr_ex *attr = fake_verbs_qp_init_attr(id->qp);
 	assert_non_null(attr);
 	assert_int_equal(attr->cap.max_recv_wr, 0);
+	/* the SRQ's receive CQ, of librpma 1.x's default size */
+	assert_int_equal(id->qp->recv_cq->cqe, 20);
 	expect_recv_on(id, srq_rcq, cq);
 	fx_conn_delete(&conn);
 	srq_delete(&srq);
