@@ -213,6 +213,8 @@ int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, siz
 		       size_t len, const void *op_context)
 {
 	RPMA_CHECK_ARG(req != nullptr);
+	/* librpma 1.x wanted a region here even for 0 bytes (rpma_recv does not) */
+	RPMA_CHECK_ARG(dst != nullptr);
 	ibv_recv_wr wr;
 	ibv_sge sge;
 	int ret = prepare_recv(dst, offset, len, op_context, &wr, &sge);

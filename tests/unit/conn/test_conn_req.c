@@ -667,6 +667,16 @@ static void recv__null_dst_with_len(void **state)
 	assert_int_equal(rpma_conn_req_delete(&req), 0);
 }
 
+/* librpma 1.x: a receive before the connection needs a region, even for 0 bytes */
+static void recv__null_dst_zero_length(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	FX_INVAL(rpma_conn_req_recv(req, NULL, 0, 0, buf));
+	assert_int_equal(fake_verbs_recvs(), 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
 static void recv__beyond_region(void **state)
 {
 	(void)state;
@@ -865,6 +875,7 @@ int main(void)
 		T(connect__each_provider_failure_active_rcq),
 		T(recv__null_req),
 		T(recv__null_dst_with_len),
+		T(recv__null_dst_zero_length),
 		T(recv__beyond_region),
 		T(recv__active),
 		T(recv__passive),
