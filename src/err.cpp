@@ -47,8 +47,6 @@ const char *rpma_err_2str(int ret)
 	switch (ret) {
 	case 0:
 		return "Success";
-	case RPMA_E_UNKNOWN:
-		return "Unknown error";
 	case RPMA_E_NOSUPP:
 		return "Not supported";
 	case RPMA_E_PROVIDER:
@@ -67,8 +65,10 @@ const char *rpma_err_2str(int ret)
 		return "Completion channel is shared";
 	case RPMA_E_NOT_SHARED_CHNL:
 		return "Completion channel is not shared";
+	case RPMA_E_UNKNOWN:
 	default:
-		return "Unknown error code";
+		/* librpma 1.x's text for anything it did not know */
+		return "Unknown error";
 	}
 }
 

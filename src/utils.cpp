@@ -94,7 +94,8 @@ const char *rpma_utils_conn_event_2str(enum rpma_conn_event conn_event)
 	case RPMA_CONN_UNREACHABLE:
 		return "Connection unreachable";
 	default:
-		return "Unknown connection event";
+		/* librpma 1.x's text */
+		return "Unsupported connection event";
 	}
 }
 

@@ -298,15 +298,10 @@ static void event_2str_unknown(void **state)
 {
 	(void)state;
 	const int values[] = { -2, 5, 6, 100, -100000 };
-	const char *known[] = { "Undefined connection event", "Connection established",
-				"Connection closed",	      "Connection lost",
-				"Connection rejected",	      "Connection unreachable" };
 	for (size_t i = 0; i < UT_ARRAY_SIZE(values); i++) {
 		const char *s = rpma_utils_conn_event_2str((enum rpma_conn_event)values[i]);
-		assert_non_null(s);
-		assert_true(strlen(s) > 0);
-		for (size_t k = 0; k < UT_ARRAY_SIZE(known); k++)
-			assert_string_not_equal(s, known[k]);
+		/* librpma 1.x's text for anything it did not know */
+		assert_string_equal(s, "Unsupported connection event");
 	}
 }
 
