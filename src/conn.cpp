@@ -367,6 +367,8 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(cq != nullptr);
 	RPMA_CHECK_ARG(flags == 0 || flags == RPMA_W_WAIT_FOR_COMPLETION);
+	/* as librpma 1.x: a failure hands out no CQ to drain */
+	*cq = nullptr;
 	if (conn->queues.shared_channel == nullptr)
 		return RPMA_E_NOT_SHARED_CHNL;
 
