@@ -148,8 +148,15 @@ using namespace rpma;
 int rpma_cq::poll(int n, ibv_wc *wc)
 {
 	int got = verbs::poll_cq(cq, n, wc);
-	if (got < 0)
-		return RPMA_PROVIDER_FAILED(-got, "ibv_poll_cq");
+	if (got < 0) {
+		/*
+		 * ibv_poll_cq() sets no errno and its negative value is the
+		 * provider's own: keep that value, rather than make an errno up.
+		 */
+		set_provider_error(got);
+		RPMA_LOG_ERROR("ibv_poll_cq failed: returned %d", got);
+		return RPMA_E_PROVIDER;
+	}
 	return got;
 }
 

@@ -13,21 +13,25 @@ struct rpma_peer *fx_peer;
 
 static bool fx_native_atomic_write;
 static unsigned fx_logged[RPMA_LOG_LEVEL_DEBUG + 1];
+static char fx_last_message[1024];
 
 static void fx_log(enum rpma_log_level level, const char *file_name, const int line_no,
 		   const char *function_name, const char *message_format, ...)
 {
 	if (level >= RPMA_LOG_LEVEL_FATAL && level <= RPMA_LOG_LEVEL_DEBUG)
 		fx_logged[level]++;
-	if (getenv("FX_LOG") == NULL)
-		return;
-
 	va_list ap;
 	va_start(ap, message_format);
-	fprintf(stderr, "%s:%d %s(): ", file_name, line_no, function_name);
-	vfprintf(stderr, message_format, ap);
-	fprintf(stderr, "\n");
+	vsnprintf(fx_last_message, sizeof(fx_last_message), message_format, ap);
 	va_end(ap);
+	if (getenv("FX_LOG") != NULL)
+		fprintf(stderr, "%s:%d %s(): %s", file_name, line_no, function_name,
+			fx_last_message);
+}
+
+const char *fx_log_last(void)
+{
+	return fx_last_message;
 }
 
 unsigned fx_log_count(enum rpma_log_level level)
@@ -38,6 +42,7 @@ unsigned fx_log_count(enum rpma_log_level level)
 void fx_log_reset(void)
 {
 	memset(fx_logged, 0, sizeof(fx_logged));
+	fx_last_message[0] = '\0';
 }
 
 void fx_fresh(void)

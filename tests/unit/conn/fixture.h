@@ -110,6 +110,8 @@ void fx_assert_no_calls(const struct fx_calls *calls);
 /* log messages the library emitted at a level since the last reset */
 unsigned fx_log_count(enum rpma_log_level level);
 void fx_log_reset(void);
+/* the last message logged, formatted ("" after a reset) */
+const char *fx_log_last(void);
 
 /*
  * A constructor under test. setup() makes what stays (an endpoint),

@@ -455,9 +455,30 @@ static void get__poll_fails(void **state)
 	fake_verbs_fail(FAKE_POLL_CQ, 1, EFAULT);
 	struct rpma_completion c = poisoned();
 	assert_int_equal(rpma_cq_get_completion(cq, &c), RPMA_E_PROVIDER);
-	assert_int_equal(rpma_err_get_provider_error(), EFAULT);
+	/* ibv_poll_cq() sets no errno: the provider error is what it returned */
+	assert_int_equal(rpma_err_get_provider_error(), -EFAULT);
+	assert_non_null(strstr(fx_log_last(), "ibv_poll_cq"));
+	assert_non_null(strstr(fx_log_last(), "returned -14"));
 	assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
 	assert_ptr_equal(c.op_context, (void *)1);
+}
+
+/*
+ * A provider that fails with -1, errno untouched (0 here): the failure is
+ * reported as such, not as an errno made up from -1 (EPERM).
+ */
+static void get__poll_fails_without_errno(void **state)
+{
+	(void)state;
+	push_wc(icq, 1, IBV_WC_SEND);
+	fake_verbs_fail(FAKE_POLL_CQ, 1, 0);
+	struct rpma_completion c = poisoned();
+	assert_int_equal(rpma_cq_get_completion(cq, &c), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), -1);
+	assert_non_null(strstr(fx_log_last(), "ibv_poll_cq"));
+	assert_non_null(strstr(fx_log_last(), "returned -1"));
+	assert_null(strstr(fx_log_last(), "not permitted"));
+	assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
 }
 
 static void get__rcq(void **state)
@@ -556,7 +577,7 @@ static void get_many__poll_fails(void **state)
 	fake_verbs_fail(FAKE_POLL_CQ, 1, EIO);
 	struct rpma_completion c[4];
 	assert_int_equal(rpma_cq_get_completions(cq, c, 4), RPMA_E_PROVIDER);
-	assert_int_equal(rpma_err_get_provider_error(), EIO);
+	assert_int_equal(rpma_err_get_provider_error(), -EIO);
 	assert_int_equal(fake_verbs_wcs_queued(icq), 1);
 }
 
@@ -760,7 +781,7 @@ static void wait__poll_fails(void **state)
 	fake_verbs_fail(FAKE_POLL_CQ, 1, EIO);
 	struct rpma_completion c;
 	assert_int_equal(rpma_cq_wait_completion(cq, &c, 100), RPMA_E_PROVIDER);
-	assert_int_equal(rpma_err_get_provider_error(), EIO);
+	assert_int_equal(rpma_err_get_provider_error(), -EIO);
 }
 
 static void wait__rearm_fails(void **state)
@@ -805,6 +826,7 @@ int main(void)
 		T(get__fifo_and_gone),
 		T(get__empty),
 		T(get__poll_fails),
+		T(get__poll_fails_without_errno),
 		T(get__rcq),
 		T(get_many__null_cq),
 		T(get_many__null_cmpls),

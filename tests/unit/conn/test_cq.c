@@ -316,7 +316,7 @@ static void get_wc__poll_fails(void **state)
 	int got = 77;
 	fake_verbs_fail(FAKE_POLL_CQ, 1, EIO);
 	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, &got), RPMA_E_PROVIDER);
-	assert_int_equal(rpma_err_get_provider_error(), EIO);
+	assert_int_equal(rpma_err_get_provider_error(), -EIO);
 	assert_int_equal(got, 77);
 	/* the completion is still there */
 	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, &got), 0);
