@@ -9,7 +9,8 @@ reason to exist, and the pages hang together.
   - each man3 page names an exported function or a type that the header
     defines;
   - each page has the sections a reader expects, its .TH and NAME agree with
-    its file name, and its ERRORS name only codes the header defines;
+    its file name, its .TH leaves the version to the build ("rpma-ng
+    @VERSION@"), and its ERRORS name only codes the header defines;
   - extension pages (symbols of a node other than LIBRPMA_1.0) say so,
     1.x pages do not;
   - references to the library's own pages, NAME(3) or NAME(7), resolve;
@@ -110,6 +111,9 @@ def check_page(rel, name, section, text, is_function, node, codes, known):
     if not th:
         return ['%s: no .TH line' % rel]
     th_args = th[0].split()
+    # the version is the project's, filled in when the pages are installed
+    if '"rpma-ng @VERSION@"' not in th[0]:
+        errors.append('%s: .TH does not name the source as "rpma-ng @VERSION@"' % rel)
     if len(th_args) < 3 or th_args[1] != name or th_args[2] != section:
         errors.append('%s: .TH names "%s(%s)", expected "%s(%s)"'
                       % (rel, th_args[1] if len(th_args) > 1 else '',
