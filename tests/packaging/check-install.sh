@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Installs the build into a staging directory (meson install --destdir) and
+# checks what a distribution and a user get there:
+#   - the files, where librpma 1.x and Debian put them, with one version:
+#     librpma.so.0 (and the librpma.so link), or librpma.a when only a
+#     static library was asked for; librpma.pc; the CMake package under
+#     LIBDIR/librpma/cmake; librpma.h; the manual pages; the licence;
+#   - a C program built with `pkg-config --cflags --libs librpma` and one
+#     built with CMake's find_package(librpma), both against the staged
+#     copy, run against it.
+#
+# usage: check-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR \
+#                         DATADIR MANDIR VERSION DEFAULT_LIBRARY B_SANITIZE
+set -euo pipefail
+
+build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5 datadir=$6 mandir=$7 version=$8
+default_library=$9 sanitize=${10}
+# a library built with sanitizers runs only in programs built with them
+cflags=()
+[ "$sanitize" = none ] || cflags=(-fsanitize="$sanitize")
+
+abs() { case $1 in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-ng-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+stage=$work/stage
+failures=0
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+
+meson install -C "$build" --destdir "$stage" --no-rebuild --quiet >"$work/install.log" 2>&1 || {
+	cat "$work/install.log"
+	echo "FAIL: meson install --destdir failed"
+	exit 1
+}
+
+lib=$stage$(abs "$libdir")
+inc=$stage$(abs "$includedir")
+doc=$stage$(abs "$datadir")/doc/rpma-ng
+man=$stage$(abs "$mandir")
+
+# the files
+[ -f "$inc/librpma.h" ] || fail "librpma.h is not installed in $includedir"
+if [ "$default_library" != static ]; then
+	[ -f "$lib/librpma.so.0" ] && [ ! -L "$lib/librpma.so.0" ] ||
+		fail "librpma.so.0 is not the library itself (Debian's librpma0 ships it so)"
+	[ "$(readlink "$lib/librpma.so" 2>/dev/null)" = librpma.so.0 ] ||
+		fail "librpma.so does not point at librpma.so.0"
+	extra=$(cd "$lib" && ls librpma.so.* 2>/dev/null | grep -vx 'librpma.so.0' || true)
+	[ -z "$extra" ] || fail "other library files: $extra"
+	soname=$(objdump -p "$lib/librpma.so.0" | awk '$1 == "SONAME" { print $2 }')
+	[ "$soname" = librpma.so.0 ] || fail "SONAME is $soname"
+else
+	[ ! -e "$lib/librpma.so.0" ] || fail "librpma.so.0 installed though only a static library was asked for"
+fi
+if [ "$default_library" = shared ]; then
+	[ ! -e "$lib/librpma.a" ] || fail "librpma.a installed though default_library=shared"
+else
+	[ -f "$lib/librpma.a" ] || fail "librpma.a is not installed (default_library=$default_library)"
+fi
+pc=$lib/pkgconfig/librpma.pc
+[ -f "$pc" ] || fail "librpma.pc is not installed in $libdir/pkgconfig"
+grep -qx "Version: $version" "$pc" || fail "librpma.pc does not say Version: $version"
+cmake_dir=$lib/librpma/cmake
+for f in librpma-config.cmake librpma-config-version.cmake; do
+	[ -f "$cmake_dir/$f" ] || fail "$f is not installed in $libdir/librpma/cmake"
+done
+grep -q "PACKAGE_VERSION \"$version\"" "$cmake_dir/librpma-config-version.cmake" ||
+	fail "the CMake package does not say version $version"
+[ -f "$doc/LICENSE" ] || fail "the licence is not installed in share/doc/rpma-ng"
+grep -q 'Copyright 2026, the rpma-ng authors' "$doc/LICENSE" || fail "LICENSE has no copyright line"
+pages=$(ls "$man/man3" | wc -l)
+[ "$pages" -ge 84 ] || fail "only $pages pages in man3"
+th=$(grep -h '^\.TH' "$man"/man3/* "$man"/man7/* | grep -vc "\"rpma-ng $version\"" || true)
+[ "$th" -eq 0 ] || fail "$th manual pages do not say rpma-ng $version"
+[ -L "$man/man3/rpma_op.3" ] || fail "rpma_op.3 is not a link to rpma_completion.3"
+
+# a program built with pkg-config, against the staged copy
+cc=${CC:-cc}
+where=$lib
+[ "$default_library" != static ] || where=static
+export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_PATH=$lib/pkgconfig
+[ "$(pkg-config --modversion librpma)" = "$version" ] || fail "pkg-config --modversion librpma"
+libs=$(pkg-config --libs librpma)
+[ "$default_library" != static ] || libs=$(pkg-config --static --libs librpma)
+# shellcheck disable=SC2046
+if "$cc" -Wall -Wextra -Werror "${cflags[@]}" -o "$work/consumer-pkg-config" \
+	"$src/tests/packaging/consumer.c" $(pkg-config --cflags librpma) $libs -ldl; then
+	LD_LIBRARY_PATH=$lib "$work/consumer-pkg-config" "$where" || fail "the pkg-config build does not run"
+else
+	fail "cannot build a program with pkg-config --cflags --libs librpma"
+fi
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
+
+# a program built with CMake's find_package(librpma)
+if ! command -v cmake >/dev/null; then
+	fail "cmake is missing (tests/install-deps.sh installs it)"
+else
+	mkdir "$work/cmake-src"
+	cp "$src/tests/packaging/consumer.c" "$work/cmake-src/"
+	cat >"$work/cmake-src/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.10)
+project(consumer C)
+find_package(librpma $version REQUIRED)
+add_executable(consumer consumer.c)
+target_include_directories(consumer PRIVATE \${LIBRPMA_INCLUDE_DIRS})
+target_link_libraries(consumer PRIVATE \${LIBRPMA_LIBRARIES} dl)
+target_compile_options(consumer PRIVATE -Wall -Wextra -Werror)
+CMAKE
+	if cmake -S "$work/cmake-src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$stage$prefix" \
+		-DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" >"$work/cmake.log" 2>&1 &&
+		cmake --build "$work/cmake-build" >>"$work/cmake.log" 2>&1; then
+		LD_LIBRARY_PATH=$lib "$work/cmake-build/consumer" "$where" ||
+			fail "the CMake build does not run"
+		grep -qx "librpma_DIR:PATH=$cmake_dir" "$work/cmake-build/CMakeCache.txt" ||
+			fail "CMake did not take the staged package ($cmake_dir)"
+	else
+		cat "$work/cmake.log"
+		fail "cannot build a program with find_package(librpma)"
+	fi
+	# the version file: a later version than ours is not offered
+	sed -i "s/find_package(librpma $version REQUIRED)/find_package(librpma 99 REQUIRED)/" \
+		"$work/cmake-src/CMakeLists.txt"
+	if cmake -S "$work/cmake-src" -B "$work/cmake-build-99" \
+		-DCMAKE_PREFIX_PATH="$stage$prefix" >/dev/null 2>&1; then
+		fail "find_package(librpma 99) accepted version $version"
+	fi
+fi
+
+echo "installed tree ($stage):"
+(cd "$stage" && find . \( -name 'librpma*' -o -name LICENSE -o -name 'rpma.hpp' \) | sort)
+if [ "$failures" -ne 0 ]; then
+	echo "$failures problem(s)"
+	exit 1
+fi
+echo "ok"
