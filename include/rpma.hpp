@@ -39,6 +39,7 @@
 #include <new>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -549,6 +550,33 @@ span<std::byte> as_writable_bytes(span<T> s) noexcept
 namespace detail
 {
 
+/* what a C function stores through its last parameter, a pointer */
+template <class F> struct out_of {
+};
+template <class... P> struct out_of<int (*)(P...)> {
+	using type =
+	    std::remove_pointer_t<std::tuple_element_t<sizeof...(P) - 1, std::tuple<P...>>>;
+};
+
+template <class T, class F>
+using fetched = std::conditional_t<std::is_void<T>::value, typename out_of<F>::type, T>;
+
+/*
+ * Calls fn(args..., &out), a C function that returns 0 or an RPMA_E_* code
+ * and stores what it gives through its last parameter, and makes that
+ * outcome a result: of T(out), or of out itself when T is void. Every
+ * getter and constructor below is this one call.
+ */
+template <class T = void, class F, class... A>
+inline result<fetched<T, F>> fetch(F fn, A... args) noexcept
+{
+	typename out_of<F>::type out;
+	int ret = fn(args..., &out);
+	if (ret != 0)
+		return result<fetched<T, F>>::from_code(ret);
+	return fetched<T, F>(out);
+}
+
 /*
  * Owns one librpma object. The C delete function gets the address of the
  * owned pointer, so whatever it does to it (NULL on success) is what the
@@ -634,10 +662,33 @@ constexpr int clamp_count(std::size_t n) noexcept
 	return n > static_cast<std::size_t>(INT_MAX) ? INT_MAX : static_cast<int>(n);
 }
 
-inline span<const std::byte> pdata_bytes(const rpma_conn_private_data &pdata) noexcept
+/* the private data of a connection or a request, as bytes */
+template <class C>
+result<span<const std::byte>> private_data(int (*get)(const C *, rpma_conn_private_data *),
+					   const C *obj) noexcept
 {
-	return span<const std::byte>(static_cast<const std::byte *>(pdata.ptr),
-				     pdata.ptr != nullptr ? pdata.len : 0);
+	result<rpma_conn_private_data> pdata = fetch(get, obj);
+	if (!pdata)
+		return result<span<const std::byte>>::from_code(pdata.code());
+	return span<const std::byte>(static_cast<const std::byte *>(pdata->ptr),
+				     pdata->ptr != nullptr ? pdata->len : 0);
+}
+
+/* the descriptor of obj written at the start of out: its size */
+template <class C>
+result<std::size_t> write_descriptor(const C *obj, span<std::byte> out,
+				     int (*size_of)(const C *, std::size_t *),
+				     int (*write)(const C *, void *)) noexcept
+{
+	result<std::size_t> size = fetch(size_of, obj);
+	if (!size)
+		return size;
+	if (out.size() < *size)
+		return errc::inval;
+	int ret = write(obj, out.data());
+	if (ret != 0)
+		return result<std::size_t>::from_code(ret);
+	return size;
 }
 
 } /* namespace detail */
@@ -667,11 +718,7 @@ class cq
 
 	result<int> get_fd() const noexcept
 	{
-		int fd = -1;
-		int ret = rpma_cq_get_fd(ptr_, &fd);
-		if (ret != 0)
-			return result<int>::from_code(ret);
-		return fd;
+		return detail::fetch(&rpma_cq_get_fd, ptr_);
 	}
 
 	/* waits for one completion event and re-arms (rpma_cq_wait) */
@@ -683,11 +730,7 @@ class cq
 	/* the oldest completion; errc::no_completion when there is none */
 	result<rpma_completion> get_completion() const noexcept
 	{
-		rpma_completion cmpl;
-		int ret = rpma_cq_get_completion(ptr_, &cmpl);
-		if (ret != 0)
-			return result<rpma_completion>::from_code(ret);
-		return cmpl;
+		return detail::fetch(&rpma_cq_get_completion, ptr_);
 	}
 	result<void> get_completion(rpma_completion &cmpl) const noexcept
 	{
@@ -714,9 +757,9 @@ class cq
 	result<rpma_completion> wait_completion(int timeout_ms = -1) const noexcept
 	{
 		rpma_completion cmpl;
-		int ret = rpma_cq_wait_completion(ptr_, &cmpl, timeout_ms);
-		if (ret != 0)
-			return result<rpma_completion>::from_code(ret);
+		result<void> r = wait_completion(cmpl, timeout_ms);
+		if (!r)
+			return result<rpma_completion>::from_code(r.code());
 		return cmpl;
 	}
 	result<void> wait_completion(rpma_completion &cmpl, int timeout_ms = -1) const noexcept
@@ -727,11 +770,8 @@ class cq
 	/* librpma 1.x polling: up to wc.size() work completions, how many */
 	result<std::size_t> get_wc(span<ibv_wc> wc) const noexcept
 	{
-		int got = 0;
-		int ret = rpma_cq_get_wc(ptr_, detail::clamp_count(wc.size()), wc.data(), &got);
-		if (ret != 0)
-			return result<std::size_t>::from_code(ret);
-		return static_cast<std::size_t>(got);
+		return detail::fetch<std::size_t>(&rpma_cq_get_wc, ptr_,
+						  detail::clamp_count(wc.size()), wc.data());
 	}
 
       private:
@@ -747,21 +787,14 @@ class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_dele
 
 	static result<peer_cfg> create() noexcept
 	{
-		rpma_peer_cfg *p = nullptr;
-		int ret = rpma_peer_cfg_new(&p);
-		if (ret != 0)
-			return result<peer_cfg>::from_code(ret);
-		return peer_cfg(p);
+		return detail::fetch<peer_cfg>(&rpma_peer_cfg_new);
 	}
 
 	/* a peer's configuration as it sent it (untrusted bytes) */
 	static result<peer_cfg> from_descriptor(span<const std::byte> desc) noexcept
 	{
-		rpma_peer_cfg *p = nullptr;
-		int ret = rpma_peer_cfg_from_descriptor(desc.data(), desc.size(), &p);
-		if (ret != 0)
-			return result<peer_cfg>::from_code(ret);
-		return peer_cfg(p);
+		return detail::fetch<peer_cfg>(&rpma_peer_cfg_from_descriptor, desc.data(),
+					       desc.size());
 	}
 
 	result<void> set_direct_write_to_pmem(bool supported) noexcept
@@ -771,33 +804,18 @@ class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_dele
 	}
 	result<bool> get_direct_write_to_pmem() const noexcept
 	{
-		bool supported = false;
-		int ret = rpma_peer_cfg_get_direct_write_to_pmem(ptr_, &supported);
-		if (ret != 0)
-			return result<bool>::from_code(ret);
-		return supported;
+		return detail::fetch(&rpma_peer_cfg_get_direct_write_to_pmem, ptr_);
 	}
 
 	result<std::size_t> get_descriptor_size() const noexcept
 	{
-		std::size_t size = 0;
-		int ret = rpma_peer_cfg_get_descriptor_size(ptr_, &size);
-		if (ret != 0)
-			return result<std::size_t>::from_code(ret);
-		return size;
+		return detail::fetch(&rpma_peer_cfg_get_descriptor_size, ptr_);
 	}
 	/* writes the descriptor at the start of out: its size, errc::inval if out is too small */
 	result<std::size_t> get_descriptor(span<std::byte> out) const noexcept
 	{
-		result<std::size_t> size = get_descriptor_size();
-		if (!size)
-			return size;
-		if (out.size() < *size)
-			return errc::inval;
-		int ret = rpma_peer_cfg_get_descriptor(ptr_, out.data());
-		if (ret != 0)
-			return result<std::size_t>::from_code(ret);
-		return size;
+		return detail::write_descriptor(ptr_, out, &rpma_peer_cfg_get_descriptor_size,
+						&rpma_peer_cfg_get_descriptor);
 	}
 };
 
@@ -810,11 +828,7 @@ class peer : public detail::unique_handle<rpma_peer, &rpma_peer_delete>
 
 	static result<peer> create(ibv_context *ibv_ctx) noexcept
 	{
-		rpma_peer *p = nullptr;
-		int ret = rpma_peer_new(ibv_ctx, &p);
-		if (ret != 0)
-			return result<peer>::from_code(ret);
-		return peer(p);
+		return detail::fetch<peer>(&rpma_peer_new, ibv_ctx);
 	}
 };
 
@@ -828,11 +842,7 @@ class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
 
 	static result<mr_local> reg(peer &p, void *ptr, std::size_t size, int usage) noexcept
 	{
-		rpma_mr_local *mr = nullptr;
-		int ret = rpma_mr_reg(p.get(), ptr, size, usage, &mr);
-		if (ret != 0)
-			return result<mr_local>::from_code(ret);
-		return mr_local(mr);
+		return detail::fetch<mr_local>(&rpma_mr_reg, p.get(), ptr, size, usage);
 	}
 	static result<mr_local> reg(peer &p, span<std::byte> memory, int usage) noexcept
 	{
@@ -841,41 +851,22 @@ class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
 
 	result<std::size_t> get_descriptor_size() const noexcept
 	{
-		std::size_t size = 0;
-		int ret = rpma_mr_get_descriptor_size(ptr_, &size);
-		if (ret != 0)
-			return result<std::size_t>::from_code(ret);
-		return size;
+		return detail::fetch(&rpma_mr_get_descriptor_size, ptr_);
 	}
 	/* writes the descriptor at the start of out: its size, errc::inval if out is too small */
 	result<std::size_t> get_descriptor(span<std::byte> out) const noexcept
 	{
-		result<std::size_t> size = get_descriptor_size();
-		if (!size)
-			return size;
-		if (out.size() < *size)
-			return errc::inval;
-		int ret = rpma_mr_get_descriptor(ptr_, out.data());
-		if (ret != 0)
-			return result<std::size_t>::from_code(ret);
-		return size;
+		return detail::write_descriptor(ptr_, out, &rpma_mr_get_descriptor_size,
+						&rpma_mr_get_descriptor);
 	}
 
 	result<void *> get_ptr() const noexcept
 	{
-		void *p = nullptr;
-		int ret = rpma_mr_get_ptr(ptr_, &p);
-		if (ret != 0)
-			return result<void *>::from_code(ret);
-		return p;
+		return detail::fetch(&rpma_mr_get_ptr, ptr_);
 	}
 	result<std::size_t> get_size() const noexcept
 	{
-		std::size_t size = 0;
-		int ret = rpma_mr_get_size(ptr_, &size);
-		if (ret != 0)
-			return result<std::size_t>::from_code(ret);
-		return size;
+		return detail::fetch(&rpma_mr_get_size, ptr_);
 	}
 
 	result<void> advise(std::size_t offset, std::size_t len, int advice,
@@ -895,29 +886,18 @@ class mr_remote : public detail::unique_handle<rpma_mr_remote, &rpma_mr_remote_d
 	/* a peer's region as it sent it (untrusted bytes) */
 	static result<mr_remote> from_descriptor(span<const std::byte> desc) noexcept
 	{
-		rpma_mr_remote *mr = nullptr;
-		int ret = rpma_mr_remote_from_descriptor(desc.data(), desc.size(), &mr);
-		if (ret != 0)
-			return result<mr_remote>::from_code(ret);
-		return mr_remote(mr);
+		return detail::fetch<mr_remote>(&rpma_mr_remote_from_descriptor, desc.data(),
+						desc.size());
 	}
 
 	result<std::size_t> get_size() const noexcept
 	{
-		std::size_t size = 0;
-		int ret = rpma_mr_remote_get_size(ptr_, &size);
-		if (ret != 0)
-			return result<std::size_t>::from_code(ret);
-		return size;
+		return detail::fetch(&rpma_mr_remote_get_size, ptr_);
 	}
 	/* RPMA_MR_USAGE_FLUSH_TYPE_* bits */
 	result<int> get_flush_type() const noexcept
 	{
-		int type = 0;
-		int ret = rpma_mr_remote_get_flush_type(ptr_, &type);
-		if (ret != 0)
-			return result<int>::from_code(ret);
-		return type;
+		return detail::fetch(&rpma_mr_remote_get_flush_type, ptr_);
 	}
 };
 
@@ -930,11 +910,7 @@ class srq_cfg : public detail::unique_handle<rpma_srq_cfg, &rpma_srq_cfg_delete>
 
 	static result<srq_cfg> create() noexcept
 	{
-		rpma_srq_cfg *cfg = nullptr;
-		int ret = rpma_srq_cfg_new(&cfg);
-		if (ret != 0)
-			return result<srq_cfg>::from_code(ret);
-		return srq_cfg(cfg);
+		return detail::fetch<srq_cfg>(&rpma_srq_cfg_new);
 	}
 
 	result<void> set_rq_size(std::uint32_t rq_size) noexcept
@@ -943,11 +919,7 @@ class srq_cfg : public detail::unique_handle<rpma_srq_cfg, &rpma_srq_cfg_delete>
 	}
 	result<std::uint32_t> get_rq_size() const noexcept
 	{
-		std::uint32_t size = 0;
-		int ret = rpma_srq_cfg_get_rq_size(ptr_, &size);
-		if (ret != 0)
-			return result<std::uint32_t>::from_code(ret);
-		return size;
+		return detail::fetch(&rpma_srq_cfg_get_rq_size, ptr_);
 	}
 	result<void> set_rcq_size(std::uint32_t rcq_size) noexcept
 	{
@@ -955,11 +927,7 @@ class srq_cfg : public detail::unique_handle<rpma_srq_cfg, &rpma_srq_cfg_delete>
 	}
 	result<std::uint32_t> get_rcq_size() const noexcept
 	{
-		std::uint32_t size = 0;
-		int ret = rpma_srq_cfg_get_rcq_size(ptr_, &size);
-		if (ret != 0)
-			return result<std::uint32_t>::from_code(ret);
-		return size;
+		return detail::fetch(&rpma_srq_cfg_get_rcq_size, ptr_);
 	}
 };
 
@@ -973,11 +941,11 @@ class srq : public detail::unique_handle<rpma_srq, &rpma_srq_delete>
 
 	static result<srq> create(peer &p) noexcept
 	{
-		return create_with(p, nullptr);
+		return detail::fetch<srq>(&rpma_srq_new, p.get(), nullptr);
 	}
 	static result<srq> create(peer &p, const srq_cfg &cfg) noexcept
 	{
-		return create_with(p, cfg.get());
+		return detail::fetch<srq>(&rpma_srq_new, p.get(), cfg.get());
 	}
 
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
@@ -990,21 +958,7 @@ class srq : public detail::unique_handle<rpma_srq, &rpma_srq_delete>
 	/* the receive CQ (an empty view when the SRQ has none) */
 	result<cq> get_rcq() const noexcept
 	{
-		rpma_cq *rcq = nullptr;
-		int ret = rpma_srq_get_rcq(ptr_, &rcq);
-		if (ret != 0)
-			return result<cq>::from_code(ret);
-		return cq(rcq);
-	}
-
-      private:
-	static result<srq> create_with(peer &p, rpma_srq_cfg *cfg) noexcept
-	{
-		rpma_srq *s = nullptr;
-		int ret = rpma_srq_new(p.get(), cfg, &s);
-		if (ret != 0)
-			return result<srq>::from_code(ret);
-		return srq(s);
+		return detail::fetch<cq>(&rpma_srq_get_rcq, ptr_);
 	}
 };
 
@@ -1017,11 +971,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 
 	static result<conn_cfg> create() noexcept
 	{
-		rpma_conn_cfg *cfg = nullptr;
-		int ret = rpma_conn_cfg_new(&cfg);
-		if (ret != 0)
-			return result<conn_cfg>::from_code(ret);
-		return conn_cfg(cfg);
+		return detail::fetch<conn_cfg>(&rpma_conn_cfg_new);
 	}
 
 	result<void> set_timeout(int timeout_ms) noexcept
@@ -1030,11 +980,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	}
 	result<int> get_timeout() const noexcept
 	{
-		int timeout_ms = 0;
-		int ret = rpma_conn_cfg_get_timeout(ptr_, &timeout_ms);
-		if (ret != 0)
-			return result<int>::from_code(ret);
-		return timeout_ms;
+		return detail::fetch(&rpma_conn_cfg_get_timeout, ptr_);
 	}
 
 	result<void> set_cq_size(std::uint32_t size) noexcept
@@ -1043,7 +989,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	}
 	result<std::uint32_t> get_cq_size() const noexcept
 	{
-		return get_u32(&rpma_conn_cfg_get_cq_size);
+		return detail::fetch(&rpma_conn_cfg_get_cq_size, ptr_);
 	}
 	result<void> set_rcq_size(std::uint32_t size) noexcept
 	{
@@ -1051,7 +997,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	}
 	result<std::uint32_t> get_rcq_size() const noexcept
 	{
-		return get_u32(&rpma_conn_cfg_get_rcq_size);
+		return detail::fetch(&rpma_conn_cfg_get_rcq_size, ptr_);
 	}
 	result<void> set_sq_size(std::uint32_t size) noexcept
 	{
@@ -1059,7 +1005,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	}
 	result<std::uint32_t> get_sq_size() const noexcept
 	{
-		return get_u32(&rpma_conn_cfg_get_sq_size);
+		return detail::fetch(&rpma_conn_cfg_get_sq_size, ptr_);
 	}
 	result<void> set_rq_size(std::uint32_t size) noexcept
 	{
@@ -1067,7 +1013,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	}
 	result<std::uint32_t> get_rq_size() const noexcept
 	{
-		return get_u32(&rpma_conn_cfg_get_rq_size);
+		return detail::fetch(&rpma_conn_cfg_get_rq_size, ptr_);
 	}
 
 	result<void> set_compl_channel(bool shared) noexcept
@@ -1076,11 +1022,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	}
 	result<bool> get_compl_channel() const noexcept
 	{
-		bool shared = false;
-		int ret = rpma_conn_cfg_get_compl_channel(ptr_, &shared);
-		if (ret != 0)
-			return result<bool>::from_code(ret);
-		return shared;
+		return detail::fetch(&rpma_conn_cfg_get_compl_channel, ptr_);
 	}
 
 	/* the shared RQ is not owned by the configuration: it must outlive its use */
@@ -1095,22 +1037,7 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	/* the shared RQ set (not owned), nullptr when none */
 	result<rpma_srq *> get_srq() const noexcept
 	{
-		rpma_srq *s = nullptr;
-		int ret = rpma_conn_cfg_get_srq(ptr_, &s);
-		if (ret != 0)
-			return result<rpma_srq *>::from_code(ret);
-		return s;
-	}
-
-      private:
-	result<std::uint32_t> get_u32(int (*getter)(const rpma_conn_cfg *,
-						    std::uint32_t *)) const noexcept
-	{
-		std::uint32_t value = 0;
-		int ret = getter(ptr_, &value);
-		if (ret != 0)
-			return result<std::uint32_t>::from_code(ret);
-		return value;
+		return detail::fetch(&rpma_conn_cfg_get_srq, ptr_);
 	}
 };
 
@@ -1134,29 +1061,17 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 
 	result<int> get_event_fd() const noexcept
 	{
-		int fd = -1;
-		int ret = rpma_conn_get_event_fd(ptr_, &fd);
-		if (ret != 0)
-			return result<int>::from_code(ret);
-		return fd;
+		return detail::fetch(&rpma_conn_get_event_fd, ptr_);
 	}
 	result<rpma_conn_event> next_event() noexcept
 	{
-		rpma_conn_event event = RPMA_CONN_UNDEFINED;
-		int ret = rpma_conn_next_event(ptr_, &event);
-		if (ret != 0)
-			return result<rpma_conn_event>::from_code(ret);
-		return event;
+		return detail::fetch(&rpma_conn_next_event, ptr_);
 	}
 
 	/* the peer's private data (untrusted), valid while the connection lives */
 	result<span<const std::byte>> get_private_data() const noexcept
 	{
-		rpma_conn_private_data pdata{ nullptr, 0 };
-		int ret = rpma_conn_get_private_data(ptr_, &pdata);
-		if (ret != 0)
-			return result<span<const std::byte>>::from_code(ret);
-		return detail::pdata_bytes(pdata);
+		return detail::private_data(&rpma_conn_get_private_data, ptr_);
 	}
 
 	result<void> apply_remote_peer_cfg(const peer_cfg &pcfg) noexcept
@@ -1166,38 +1081,22 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 
 	result<std::uint32_t> get_qp_num() const noexcept
 	{
-		std::uint32_t qp_num = 0;
-		int ret = rpma_conn_get_qp_num(ptr_, &qp_num);
-		if (ret != 0)
-			return result<std::uint32_t>::from_code(ret);
-		return qp_num;
+		return detail::fetch(&rpma_conn_get_qp_num, ptr_);
 	}
 
 	result<cq> get_cq() const noexcept
 	{
-		rpma_cq *c = nullptr;
-		int ret = rpma_conn_get_cq(ptr_, &c);
-		if (ret != 0)
-			return result<cq>::from_code(ret);
-		return cq(c);
+		return detail::fetch<cq>(&rpma_conn_get_cq, ptr_);
 	}
 	/* the receive CQ (an empty view when the connection has none) */
 	result<cq> get_rcq() const noexcept
 	{
-		rpma_cq *c = nullptr;
-		int ret = rpma_conn_get_rcq(ptr_, &c);
-		if (ret != 0)
-			return result<cq>::from_code(ret);
-		return cq(c);
+		return detail::fetch<cq>(&rpma_conn_get_rcq, ptr_);
 	}
 
 	result<int> get_compl_fd() const noexcept
 	{
-		int fd = -1;
-		int ret = rpma_conn_get_compl_fd(ptr_, &fd);
-		if (ret != 0)
-			return result<int>::from_code(ret);
-		return fd;
+		return detail::fetch(&rpma_conn_get_compl_fd, ptr_);
 	}
 	/* waits on the shared completion channel: which CQ has completions */
 	result<conn_wait_result> wait(int flags = 0) noexcept
@@ -1304,12 +1203,12 @@ class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_dele
 
 	static result<conn_req> create(peer &p, const char *addr, const char *port) noexcept
 	{
-		return create_with(p, addr, port, nullptr);
+		return detail::fetch<conn_req>(&rpma_conn_req_new, p.get(), addr, port, nullptr);
 	}
 	static result<conn_req> create(peer &p, const char *addr, const char *port,
 				       const conn_cfg &cfg) noexcept
 	{
-		return create_with(p, addr, port, cfg.get());
+		return detail::fetch<conn_req>(&rpma_conn_req_new, p.get(), addr, port, cfg.get());
 	}
 
 	/*
@@ -1320,19 +1219,19 @@ class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_dele
 	 */
 	result<conn> connect() noexcept
 	{
-		return connect_with(nullptr);
+		return detail::fetch<conn>(&rpma_conn_req_connect, &ptr_, nullptr);
 	}
 	result<conn> connect(span<const std::byte> private_data) noexcept
 	{
 		if (private_data.size() > UINT8_MAX)
 			return errc::inval;
 		if (private_data.empty())
-			return connect_with(nullptr);
+			return detail::fetch<conn>(&rpma_conn_req_connect, &ptr_, nullptr);
 		/* the library only reads the bytes; the 1.x struct has no const */
 		rpma_conn_private_data pdata{ const_cast<void *>(
 						  static_cast<const void *>(private_data.data())),
 					      static_cast<std::uint8_t>(private_data.size()) };
-		return connect_with(&pdata);
+		return detail::fetch<conn>(&rpma_conn_req_connect, &ptr_, &pdata);
 	}
 
 	/* a receive posted before the connection exists */
@@ -1346,31 +1245,7 @@ class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_dele
 	/* the requester's private data (untrusted), valid while the request lives */
 	result<span<const std::byte>> get_private_data() const noexcept
 	{
-		rpma_conn_private_data pdata{ nullptr, 0 };
-		int ret = rpma_conn_req_get_private_data(ptr_, &pdata);
-		if (ret != 0)
-			return result<span<const std::byte>>::from_code(ret);
-		return detail::pdata_bytes(pdata);
-	}
-
-      private:
-	static result<conn_req> create_with(peer &p, const char *addr, const char *port,
-					    const rpma_conn_cfg *cfg) noexcept
-	{
-		rpma_conn_req *req = nullptr;
-		int ret = rpma_conn_req_new(p.get(), addr, port, cfg, &req);
-		if (ret != 0)
-			return result<conn_req>::from_code(ret);
-		return conn_req(req);
-	}
-
-	result<conn> connect_with(const rpma_conn_private_data *pdata) noexcept
-	{
-		rpma_conn *c = nullptr;
-		int ret = rpma_conn_req_connect(&ptr_, pdata, &c);
-		if (ret != 0)
-			return result<conn>::from_code(ret);
-		return conn(c);
+		return detail::private_data(&rpma_conn_req_get_private_data, ptr_);
 	}
 };
 
@@ -1384,39 +1259,21 @@ class ep : public detail::unique_handle<rpma_ep, &rpma_ep_shutdown>
 
 	static result<ep> listen(peer &p, const char *addr, const char *port) noexcept
 	{
-		rpma_ep *e = nullptr;
-		int ret = rpma_ep_listen(p.get(), addr, port, &e);
-		if (ret != 0)
-			return result<ep>::from_code(ret);
-		return ep(e);
+		return detail::fetch<ep>(&rpma_ep_listen, p.get(), addr, port);
 	}
 
 	result<int> get_fd() const noexcept
 	{
-		int fd = -1;
-		int ret = rpma_ep_get_fd(ptr_, &fd);
-		if (ret != 0)
-			return result<int>::from_code(ret);
-		return fd;
+		return detail::fetch(&rpma_ep_get_fd, ptr_);
 	}
 
 	result<conn_req> next_conn_req() noexcept
 	{
-		return next_conn_req_with(nullptr);
+		return detail::fetch<conn_req>(&rpma_ep_next_conn_req, ptr_, nullptr);
 	}
 	result<conn_req> next_conn_req(const conn_cfg &cfg) noexcept
 	{
-		return next_conn_req_with(cfg.get());
-	}
-
-      private:
-	result<conn_req> next_conn_req_with(const rpma_conn_cfg *cfg) noexcept
-	{
-		rpma_conn_req *req = nullptr;
-		int ret = rpma_ep_next_conn_req(ptr_, cfg, &req);
-		if (ret != 0)
-			return result<conn_req>::from_code(ret);
-		return conn_req(req);
+		return detail::fetch<conn_req>(&rpma_ep_next_conn_req, ptr_, cfg.get());
 	}
 };
 
@@ -1426,20 +1283,12 @@ class ep : public detail::unique_handle<rpma_ep, &rpma_ep_shutdown>
 inline result<ibv_context *> utils_get_ibv_context(const char *addr,
 						   rpma_util_ibv_context_type type) noexcept
 {
-	ibv_context *ctx = nullptr;
-	int ret = rpma_utils_get_ibv_context(addr, type, &ctx);
-	if (ret != 0)
-		return result<ibv_context *>::from_code(ret);
-	return ctx;
+	return detail::fetch(&rpma_utils_get_ibv_context, addr, type);
 }
 
 inline result<bool> utils_ibv_context_is_odp_capable(ibv_context *ibv_ctx) noexcept
 {
-	int capable = 0;
-	int ret = rpma_utils_ibv_context_is_odp_capable(ibv_ctx, &capable);
-	if (ret != 0)
-		return result<bool>::from_code(ret);
-	return capable != 0;
+	return detail::fetch<bool>(&rpma_utils_ibv_context_is_odp_capable, ibv_ctx);
 }
 
 inline const char *utils_conn_event_2str(rpma_conn_event event) noexcept
@@ -1454,11 +1303,7 @@ inline result<void> log_set_threshold(rpma_log_threshold threshold, rpma_log_lev
 
 inline result<rpma_log_level> log_get_threshold(rpma_log_threshold threshold) noexcept
 {
-	rpma_log_level level = RPMA_LOG_DISABLED;
-	int ret = rpma_log_get_threshold(threshold, &level);
-	if (ret != 0)
-		return result<rpma_log_level>::from_code(ret);
-	return level;
+	return detail::fetch(&rpma_log_get_threshold, threshold);
 }
 
 /* nullptr (RPMA_LOG_USE_DEFAULT_FUNCTION) restores the default */
