@@ -14,11 +14,12 @@
  * names); a function of no object, rpma_<name>, is rpma::<name>
  * (rpma::utils_get_ibv_context, rpma::log_set_threshold, ...).
  *
- * Errors: every call that can fail returns rpma::result<T> (T, or an
- * RPMA_E_* code seen as a std::error_code of rpma::category()). Nothing here
- * throws; the header compiles with -fno-exceptions and -fno-rtti. The data
- * path (posting, polling) is inline and allocation-free: each call is the C
- * call plus a test of its return value.
+ * Errors: every call that can fail returns rpma::result<T>, a T or an
+ * rpma::error (an RPMA_E_* code as a std::error_code). Nothing here throws,
+ * except value() of a failure when exceptions are enabled; the header
+ * compiles with -fno-exceptions and -fno-rtti. The data path (posting,
+ * polling) is inline and allocation-free: each call is the C call plus a
+ * test of its return value.
  *
  * Buffers are rpma::span, which is std::span when the standard library has
  * it (C++20) and a minimal equivalent otherwise (C++17).
@@ -173,15 +174,51 @@ template <> struct is_error_code_enum<rpma::errc> : true_type {
 namespace rpma
 {
 
+/*
+ * An RPMA_E_* code as a std::error_code of rpma::category(), or no error
+ * (an empty error_code). It is what result<T>::error() gives and what any
+ * result is made from, so that a failure passes from one result type to
+ * another as it is: `return r.error();`. Only rpma codes get in.
+ */
+class error : public std::error_code
+{
+      public:
+	error() noexcept = default;
+	error(errc e) noexcept : std::error_code(e)
+	{
+	}
+	/* what a C function returned: 0 is no error */
+	explicit error(int code) noexcept
+	    : std::error_code(code != 0 ? std::error_code(code, rpma::category())
+					: std::error_code())
+	{
+	}
+
+	void assign(int, const std::error_category &) = delete;
+};
+
 /* ------------------------------------------------------------------ result */
 
 namespace detail
 {
 
-[[noreturn]] inline void bad_result_access(int code) noexcept
+#if defined(__cpp_exceptions)
+constexpr bool exceptions = true;
+#else
+constexpr bool exceptions = false;
+#endif
+
+/* value() of a failure: std::system_error, or the end of the program without exceptions */
+[[noreturn]] inline void bad_result_access(int code) noexcept(!exceptions)
 {
-	std::fprintf(stderr, "rpma::result: value() of a failed call (%s)\n", rpma_err_2str(code));
+#if defined(__cpp_exceptions)
+	throw std::system_error(code, category(), "rpma::result::value()");
+#else
+	const char *name = errc_name(code);
+	std::fprintf(stderr, "rpma::result::value() of a failure: %s (%s)\n",
+		     name != nullptr ? name : "?", rpma_err_2str(code));
 	std::abort();
+#endif
 }
 
 struct failure_t {
@@ -258,17 +295,33 @@ template <class T> struct result_storage<T, false> {
 	}
 };
 
+/*
+ * `if (r)`: whether the call succeeded. Not for a result<bool>, where it
+ * would read as the answer: there has_value() is the success, *r the answer.
+ */
+template <class Result, class T> struct success_test {
+	explicit operator bool() const noexcept
+	{
+		return static_cast<const Result *>(this)->has_value();
+	}
+};
+template <class Result> struct success_test<Result, bool> {
+	explicit operator bool() const = delete;
+};
+
 } /* namespace detail */
 
 /*
- * The outcome of a call: a T, or an RPMA_E_* code. As std::optional and
- * std::expected: operator bool / has_value() tell which; *r and r-> give
- * the value without a check; value() checks and aborts the program when
- * there is none (there are no exceptions to throw); error() is the code as
- * a std::error_code of rpma::category() (empty on success); code() is the
- * raw RPMA_E_* value (0 on success).
+ * The outcome of a call: a T, or an RPMA_E_* code. As std::expected:
+ * has_value() (and operator bool, but not for result<bool>) tells which;
+ * *r and r-> give the value without a check; value() checks: it throws
+ * std::system_error, or without exceptions prints the error and aborts;
+ * error() is the code as an rpma::error (empty on success), code() the raw
+ * RPMA_E_* value (0 on success). A result is made from a T, an errc or an
+ * rpma::error; an empty error makes errc::unknown, never a success.
+ * Taken from a temporary result, the value is moved out (not referenced).
  */
-template <class T> class [[nodiscard]] result
+template <class T> class [[nodiscard]] result : public detail::success_test<result<T>, T>
 {
 	static_assert(!std::is_reference<T>::value && !std::is_void<T>::value,
 		      "rpma::result<T> holds an object");
@@ -277,52 +330,41 @@ template <class T> class [[nodiscard]] result
 	using value_type = T;
 
 	/* a success holding value */
-	result(const T &value) noexcept : s_(detail::value_t{}, value)
-	{
-	}
-	result(T &&value) noexcept : s_(detail::value_t{}, std::move(value))
+	result(T value) noexcept : s_(detail::value_t{}, std::move(value))
 	{
 	}
 	/* a failure */
 	result(errc e) noexcept : s_(detail::failure_t{}, static_cast<int>(e))
 	{
 	}
-
-	/* the failure a C call reported (a code of 0 is no failure: unknown) */
-	static result from_code(int code) noexcept
+	result(rpma::error e) noexcept : s_(detail::failure_t{}, e ? e.value() : RPMA_E_UNKNOWN)
 	{
-		return result(detail::failure_t{}, code != 0 ? code : RPMA_E_UNKNOWN);
 	}
 
 	bool has_value() const noexcept
 	{
 		return s_.code_ == 0;
 	}
-	explicit operator bool() const noexcept
-	{
-		return s_.code_ == 0;
-	}
-
 	int code() const noexcept
 	{
 		return s_.code_;
 	}
-	std::error_code error() const noexcept
+	rpma::error error() const noexcept
 	{
-		return s_.code_ != 0 ? std::error_code(s_.code_, category()) : std::error_code();
+		return rpma::error(s_.code_);
 	}
 
-	T &value() &noexcept
+	T &value() &noexcept(!detail::exceptions)
 	{
 		check();
 		return s_.value_;
 	}
-	const T &value() const &noexcept
+	const T &value() const &noexcept(!detail::exceptions)
 	{
 		check();
 		return s_.value_;
 	}
-	T &&value() &&noexcept
+	T value() &&noexcept(!detail::exceptions)
 	{
 		check();
 		return std::move(s_.value_);
@@ -336,18 +378,21 @@ template <class T> class [[nodiscard]] result
 	{
 		return s_.value_;
 	}
-	T &&operator*() &&noexcept
+	T operator*() &&noexcept
 	{
 		return std::move(s_.value_);
 	}
-	T *operator->() noexcept
+	T *operator->() &noexcept
 	{
 		return &s_.value_;
 	}
-	const T *operator->() const noexcept
+	const T *operator->() const &noexcept
 	{
 		return &s_.value_;
 	}
+	/* what it points to would die with the temporary result */
+	T *operator->() && = delete;
+	const T *operator->() const && = delete;
 
 	template <class U> T value_or(U &&fallback) const &noexcept
 	{
@@ -360,10 +405,7 @@ template <class T> class [[nodiscard]] result
 	}
 
       private:
-	result(detail::failure_t, int code) noexcept : s_(detail::failure_t{}, code)
-	{
-	}
-	void check() const noexcept
+	void check() const noexcept(!detail::exceptions)
 	{
 		if (s_.code_ != 0)
 			detail::bad_result_access(s_.code_);
@@ -372,7 +414,10 @@ template <class T> class [[nodiscard]] result
 	detail::result_storage<T> s_;
 };
 
-/* The outcome of a call that gives nothing back: an RPMA_E_* code, 0 = success. */
+/*
+ * The outcome of a call that gives nothing back: an RPMA_E_* code, 0 for
+ * success, the size of an int. An empty rpma::error makes a success.
+ */
 template <> class [[nodiscard]] result<void>
 {
       public:
@@ -382,11 +427,18 @@ template <> class [[nodiscard]] result<void>
 	constexpr result(errc e) noexcept : code_(static_cast<int>(e))
 	{
 	}
-
-	/* what a C call returned: 0 or an RPMA_E_* code */
-	static constexpr result from_code(int code) noexcept
+	result(rpma::error e) noexcept : code_(e.value())
 	{
-		return result(code, 0);
+	}
+
+	/*
+	 * What a C function returned: 0 is a success, anything else its
+	 * failure. (A result<T> has no from_code: a C call gives its T
+	 * through a pointer.)
+	 */
+	static constexpr result from_code(int ret) noexcept
+	{
+		return result(ret, 0);
 	}
 
 	constexpr bool has_value() const noexcept
@@ -401,11 +453,11 @@ template <> class [[nodiscard]] result<void>
 	{
 		return code_;
 	}
-	std::error_code error() const noexcept
+	rpma::error error() const noexcept
 	{
-		return code_ != 0 ? std::error_code(code_, category()) : std::error_code();
+		return rpma::error(code_);
 	}
-	void value() const noexcept
+	void value() const noexcept(!detail::exceptions)
 	{
 		if (code_ != 0)
 			detail::bad_result_access(code_);
@@ -573,7 +625,7 @@ inline result<fetched<T, F>> fetch(F fn, A... args) noexcept
 	typename out_of<F>::type out;
 	int ret = fn(args..., &out);
 	if (ret != 0)
-		return result<fetched<T, F>>::from_code(ret);
+		return rpma::error(ret);
 	return fetched<T, F>(out);
 }
 
@@ -669,7 +721,7 @@ result<span<const std::byte>> private_data(int (*get)(const C *, rpma_conn_priva
 {
 	result<rpma_conn_private_data> pdata = fetch(get, obj);
 	if (!pdata)
-		return result<span<const std::byte>>::from_code(pdata.code());
+		return pdata.error();
 	return span<const std::byte>(static_cast<const std::byte *>(pdata->ptr),
 				     pdata->ptr != nullptr ? pdata->len : 0);
 }
@@ -685,9 +737,8 @@ result<std::size_t> write_descriptor(const C *obj, span<std::byte> out,
 		return size;
 	if (out.size() < *size)
 		return errc::inval;
-	int ret = write(obj, out.data());
-	if (ret != 0)
-		return result<std::size_t>::from_code(ret);
+	if (int ret = write(obj, out.data()); ret != 0)
+		return rpma::error(ret);
 	return size;
 }
 
@@ -746,7 +797,7 @@ class cq
 		int ret =
 		    rpma_cq_get_completions(ptr_, out.data(), detail::clamp_count(out.size()));
 		if (ret < 0)
-			return result<std::size_t>::from_code(ret);
+			return rpma::error(ret);
 		return static_cast<std::size_t>(ret);
 	}
 
@@ -757,9 +808,8 @@ class cq
 	result<rpma_completion> wait_completion(int timeout_ms = -1) const noexcept
 	{
 		rpma_completion cmpl;
-		result<void> r = wait_completion(cmpl, timeout_ms);
-		if (!r)
-			return result<rpma_completion>::from_code(r.code());
+		if (result<void> r = wait_completion(cmpl, timeout_ms); !r)
+			return r.error();
 		return cmpl;
 	}
 	result<void> wait_completion(rpma_completion &cmpl, int timeout_ms = -1) const noexcept
@@ -1103,9 +1153,8 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	{
 		rpma_cq *c = nullptr;
 		bool is_rcq = false;
-		int ret = rpma_conn_wait(ptr_, flags, &c, &is_rcq);
-		if (ret != 0)
-			return result<conn_wait_result>::from_code(ret);
+		if (int ret = rpma_conn_wait(ptr_, flags, &c, &is_rcq); ret != 0)
+			return rpma::error(ret);
 		return conn_wait_result{ cq(c), is_rcq };
 	}
 

@@ -50,6 +50,57 @@ static_assert(std::is_nothrow_move_constructible<rpma::result<rpma::conn>>::valu
 	      "result<conn>");
 
 static_assert(std::is_error_code_enum<rpma::errc>::value, "errc converts to error_code");
+
+/* an error goes from any result to any other as it is */
+static_assert(std::is_same<decltype(std::declval<rpma::result<int> &>().error()),
+			   rpma::error>::value,
+	      "error() is an rpma::error");
+static_assert(std::is_convertible<rpma::error, rpma::result<rpma::conn>>::value &&
+	      std::is_convertible<rpma::error, rpma::result<void>>::value &&
+	      std::is_convertible<rpma::error, std::error_code>::value,
+	      "an rpma::error makes any result, and is a std::error_code");
+static_assert(!std::is_convertible<std::error_code, rpma::result<int>>::value &&
+	      !std::is_convertible<std::error_code, rpma::error>::value,
+	      "an error_code of another category cannot pass for an rpma error");
+static_assert(!std::is_convertible<int, rpma::error>::value, "a C return code is made explicit");
+
+/* `if (r)` is the success, except for a result<bool>: there it would read as the answer */
+static_assert(std::is_constructible<bool, rpma::result<int>>::value &&
+	      std::is_constructible<bool, rpma::result<void>>::value &&
+	      !std::is_convertible<rpma::result<int>, bool>::value,
+	      "a result tests as its success");
+static_assert(!std::is_constructible<bool, rpma::result<bool>>::value &&
+	      !std::is_constructible<bool, const rpma::result<bool> &>::value,
+	      "a result<bool> does not test as a bool");
+
+/* value() throws exactly when there are exceptions to throw */
+#if defined(__cpp_exceptions)
+static_assert(!noexcept(std::declval<rpma::result<int> &>().value()) &&
+	      !noexcept(std::declval<rpma::result<void> &>().value()),
+	      "value() throws std::system_error");
+#else
+static_assert(noexcept(std::declval<rpma::result<int> &>().value()) &&
+	      noexcept(std::declval<rpma::result<void> &>().value()),
+	      "value() aborts");
+#endif
+
+/* a temporary result gives its value away, never a pointer or reference into itself */
+template <class R, class = void> struct arrow_works : std::false_type {
+};
+template <class R>
+struct arrow_works<R, std::void_t<decltype(std::declval<R>().operator->())>> : std::true_type {
+};
+static_assert(arrow_works<rpma::result<rpma_completion> &>::value &&
+	      arrow_works<const rpma::result<rpma_completion> &>::value,
+	      "-> of a named result");
+static_assert(!arrow_works<rpma::result<rpma_completion>>::value &&
+	      !arrow_works<rpma::result<rpma::conn>>::value,
+	      "no -> of a temporary result");
+static_assert(std::is_same<decltype(*std::declval<rpma::result<rpma::conn>>()),
+			   rpma::conn>::value &&
+	      std::is_same<decltype(std::declval<rpma::result<rpma::conn>>().value()),
+			   rpma::conn>::value,
+	      "* and value() of a temporary result move the value out");
 static_assert(static_cast<int>(rpma::errc::no_completion) == RPMA_E_NO_COMPLETION, "values");
 static_assert(rpma::errc_name(RPMA_E_NOT_SHARED_CHNL) != nullptr, "names");
 static_assert(rpma::errc_name(0) == nullptr, "0 is no RPMA_E_* code");
@@ -126,7 +177,7 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !c.set_rcq_size(1) || !c.get_rcq_size();
 	bad += !c.set_sq_size(1) || !c.get_sq_size();
 	bad += !c.set_rq_size(1) || !c.get_rq_size();
-	bad += !c.set_compl_channel(true) || !c.get_compl_channel();
+	bad += !c.set_compl_channel(true) || !c.get_compl_channel().has_value();
 	bad += !c.set_srq(*srq) || !c.clear_srq() || !c.get_srq();
 
 	auto ep = rpma::ep::listen(p, "127.0.0.1", "7204");
@@ -147,7 +198,7 @@ int instantiate_everything(ibv_context *ctx)
 	rpma::conn &cn = *conn;
 	bad += !cn.get_event_fd();
 	bad += cn.next_event().value_or(RPMA_CONN_UNDEFINED) != RPMA_CONN_ESTABLISHED;
-	bad += cn.get_private_data()->empty();
+	bad += cn.get_private_data().value().empty();
 	bad += !cn.apply_remote_peer_cfg(*pcfg2);
 	bad += !cn.get_qp_num();
 	bad += !cn.get_compl_fd();
@@ -254,14 +305,73 @@ void check_errors()
 
 	rpma::result<int> seven = 7;
 	check(seven && *seven == 7 && seven.value() == 7 && !seven.error(), "result<int> value");
-	rpma::result<int> none = rpma::result<int>::from_code(RPMA_E_NO_EVENT);
+	rpma::result<int> none = rpma::error(RPMA_E_NO_EVENT);
 	check(!none && none.error() == rpma::errc::no_event && none.value_or(-1) == -1,
 	      "result<int> failure");
-	rpma::result<int> zero_code = rpma::result<int>::from_code(0);
-	check(!zero_code && zero_code.code() == RPMA_E_UNKNOWN,
-	      "a failure never reads as success");
+	rpma::result<int> empty_error = rpma::error();
+	check(!empty_error && empty_error.code() == RPMA_E_UNKNOWN &&
+	      empty_error.error() == rpma::errc::unknown,
+	      "an empty error makes a failure of a result<T>, never a success");
+	rpma::result<void> void_from_empty = rpma::error(0);
+	check(void_from_empty && void_from_empty.code() == 0, "and a success of a result<void>");
 	rpma::result<rpma::peer> no_peer = rpma::errc::nomem;
 	check(!no_peer && no_peer.error() == rpma::errc::nomem, "result<owner> failure");
+
+	/* from_code: what a C function returned, 0 a success */
+	check(rpma::result<void>::from_code(0) && !rpma::result<void>::from_code(0).error(),
+	      "from_code(0) is a success");
+	check(rpma::result<void>::from_code(RPMA_E_NOSUPP).error() == rpma::errc::nosupp,
+	      "from_code of a code is that failure");
+
+	/* a failure passes from one result type to another as it is */
+	auto forward = [](const rpma::result<rpma::peer> &r) -> rpma::result<std::size_t> {
+		if (!r)
+			return r.error();
+		return std::size_t{ 1 };
+	};
+	check(forward(rpma::errc::provider).error() == rpma::errc::provider, "error passes on");
+	auto forward_void = [](rpma::result<int> r) -> rpma::result<void> { return r.error(); };
+	check(forward_void(5) && forward_void(rpma::errc::again).error() == rpma::errc::again,
+	      "error passes on to result<void>");
+
+	rpma::error e = rpma::errc::inval;
+	std::error_code as_std = e;
+	check(e && e.value() == RPMA_E_INVAL && &e.category() == &rpma::category() &&
+	      as_std == rpma::errc::inval && e == std::errc::invalid_argument &&
+	      e.message() == rpma_err_2str(RPMA_E_INVAL),
+	      "rpma::error is a std::error_code");
+	check(!rpma::error() && !rpma::error(0) && rpma::error(RPMA_E_AGAIN) == rpma::errc::again,
+	      "rpma::error from a C return value");
+
+	/* a result<bool> answers with *r, succeeds with has_value() */
+	rpma::result<bool> no = false;
+	check(no.has_value() && !*no && !no.value_or(true), "result<bool>");
+
+#if defined(__cpp_exceptions)
+	rpma::result<int> failed_int = rpma::errc::nomem;
+	bool thrown = false;
+	try {
+		(void)failed_int.value();
+	} catch (const std::system_error &ex) {
+		thrown = ex.code() == rpma::errc::nomem && ex.code() == std::errc::not_enough_memory;
+	}
+	check(thrown, "value() of a failure throws std::system_error with its code");
+	thrown = false;
+	try {
+		rpma::result<void>::from_code(RPMA_E_AGAIN).value();
+	} catch (const std::system_error &ex) {
+		thrown = ex.code() == rpma::errc::again;
+	}
+	check(thrown, "result<void>::value() of a failure throws");
+	thrown = false;
+	try {
+		(void)seven.value();
+		rpma::result<void>().value();
+	} catch (...) {
+		thrown = true;
+	}
+	check(!thrown, "value() of a success does not throw");
+#endif
 }
 
 } /* namespace */

@@ -329,7 +329,7 @@ rpma::result<void> server_until(int stop, char *buf, std::size_t size)
 {
 	auto peer = rpma::peer::create(fake_verbs_context());
 	if (!peer)
-		return rpma::result<void>::from_code(peer.code());
+		return peer.error();
 	if (stop == 0)
 		return rpma::errc::again;
 
@@ -342,7 +342,7 @@ rpma::result<void> server_until(int stop, char *buf, std::size_t size)
 	auto mr = rpma::mr_local::reg(*peer, buf, size,
 				      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	if (!mr)
-		return rpma::result<void>::from_code(mr.code());
+		return mr.error();
 	if (stop == 2)
 		return rpma::errc::again;
 
@@ -351,7 +351,7 @@ rpma::result<void> server_until(int stop, char *buf, std::size_t size)
 		return rpma::errc::unknown;
 	auto ep = rpma::ep::listen(*peer, ADDR, PORT);
 	if (!ep)
-		return rpma::result<void>::from_code(ep.code());
+		return ep.error();
 	if (stop == 3)
 		return rpma::errc::again;
 
@@ -360,13 +360,13 @@ rpma::result<void> server_until(int stop, char *buf, std::size_t size)
 				 0);
 	auto req = ep->next_conn_req(*cfg);
 	if (!req)
-		return rpma::result<void>::from_code(req.code());
+		return req.error();
 	if (stop == 4)
 		return rpma::errc::again;
 
 	auto conn = req->connect();
 	if (!conn)
-		return rpma::result<void>::from_code(conn.code());
+		return conn.error();
 	if (stop == 5)
 		return rpma::errc::again;
 	return rpma::result<void>();
@@ -508,23 +508,50 @@ void results_move_their_owner()
 	CHECK(deletes(tracker::K_PEER) == 2);
 }
 
-/* without exceptions, value() of a failure ends the program */
+/* without exceptions, value() of a failure ends the program, saying why */
 void value_of_a_failure_aborts()
 {
+	int pipe_fds[2];
+	CHECK(pipe(pipe_fds) == 0);
 	pid_t pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
 		/* no core file from the expected abort */
 		std::signal(SIGABRT, SIG_DFL);
-		if (std::freopen("/dev/null", "w", stderr) == nullptr)
+		close(pipe_fds[0]);
+		if (dup2(pipe_fds[1], STDERR_FILENO) < 0)
 			_exit(4);
 		rpma::result<int> r = rpma::errc::nomem;
 		int v = r.value();
 		_exit(v == 0 ? 2 : 3);
 	}
+	close(pipe_fds[1]);
+	char said[256] = {};
+	std::size_t len = 0;
+	ssize_t n;
+	while (len < sizeof(said) - 1 &&
+	       (n = read(pipe_fds[0], said + len, sizeof(said) - 1 - len)) > 0)
+		len += static_cast<std::size_t>(n);
+	close(pipe_fds[0]);
 	int status = 0;
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	CHECK(std::strstr(said, "rpma::result::value()") != nullptr);
+	CHECK(std::strstr(said, "RPMA_E_NOMEM") != nullptr);
+	CHECK(std::strstr(said, rpma_err_2str(RPMA_E_NOMEM)) != nullptr);
+}
+
+/* a value taken from a temporary result is moved out, not referenced */
+void values_leave_temporary_results()
+{
+	{
+		const rpma::peer &held = *new_peer();
+		CHECK(held && tracker::is_live(held.get()));
+		CHECK(deletes(tracker::K_PEER) == 0);
+		rpma::peer taken = new_peer().value();
+		CHECK(taken && tracker::live(tracker::K_PEER) == 2);
+	}
+	CHECK(deletes(tracker::K_PEER) == 2);
 }
 
 } /* namespace */
@@ -552,6 +579,7 @@ int main()
 		TEST_CASE(every_owner_deletes_its_object),
 		TEST_CASE(results_move_their_owner),
 		TEST_CASE(value_of_a_failure_aborts),
+		TEST_CASE(values_leave_temporary_results),
 	};
 	return harness::run(cases, sizeof(cases) / sizeof(cases[0]));
 }
