@@ -30,6 +30,7 @@
 
 #include <librpma.h>
 
+#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -471,6 +472,89 @@ template <> class [[nodiscard]] result<void>
 	int code_ = 0;
 };
 
+/* ------------------------------------------------------------- constants */
+
+/* RPMA_MR_USAGE_*: what a region is registered for; the bits combine. */
+enum class usage : int {
+	read_src = RPMA_MR_USAGE_READ_SRC,
+	read_dst = RPMA_MR_USAGE_READ_DST,
+	write_src = RPMA_MR_USAGE_WRITE_SRC,
+	write_dst = RPMA_MR_USAGE_WRITE_DST,
+	flush_type_visibility = RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+	flush_type_persistent = RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT,
+	send = RPMA_MR_USAGE_SEND,
+	recv = RPMA_MR_USAGE_RECV,
+};
+
+/* RPMA_F_COMPLETION_*: whether an operation completes always or only when it fails. */
+enum class flag : int {
+	completion_on_error = RPMA_F_COMPLETION_ON_ERROR,
+	completion_always = RPMA_F_COMPLETION_ALWAYS,
+};
+
+/* RPMA_FLUSH_TYPE_*: where a flush takes the data. */
+enum class flush_type : int {
+	persistent = RPMA_FLUSH_TYPE_PERSISTENT,
+	visibility = RPMA_FLUSH_TYPE_VISIBILITY,
+};
+
+/* RPMA_DEFAULT_TIMEOUT_MS */
+constexpr std::chrono::milliseconds default_timeout{ RPMA_DEFAULT_TIMEOUT_MS };
+/* a wait without limit */
+constexpr std::chrono::milliseconds no_timeout = std::chrono::milliseconds::max();
+
+namespace detail
+{
+
+/* the scoped enums whose values are bits that combine: |, &, ^, ~ and has() */
+template <class E> struct bitmask : std::false_type {
+};
+template <> struct bitmask<usage> : std::true_type {
+};
+
+template <class E, class R = E> using if_bitmask = std::enable_if_t<bitmask<E>::value, R>;
+
+template <class E> constexpr std::underlying_type_t<E> bits(E e) noexcept
+{
+	return static_cast<std::underlying_type_t<E>>(e);
+}
+
+} /* namespace detail */
+
+template <class E> constexpr detail::if_bitmask<E> operator|(E a, E b) noexcept
+{
+	return E(detail::bits(a) | detail::bits(b));
+}
+template <class E> constexpr detail::if_bitmask<E> operator&(E a, E b) noexcept
+{
+	return E(detail::bits(a) & detail::bits(b));
+}
+template <class E> constexpr detail::if_bitmask<E> operator^(E a, E b) noexcept
+{
+	return E(detail::bits(a) ^ detail::bits(b));
+}
+template <class E> constexpr detail::if_bitmask<E> operator~(E a) noexcept
+{
+	return E(~detail::bits(a));
+}
+template <class E> constexpr detail::if_bitmask<E, E &> operator|=(E &a, E b) noexcept
+{
+	return a = a | b;
+}
+template <class E> constexpr detail::if_bitmask<E, E &> operator&=(E &a, E b) noexcept
+{
+	return a = a & b;
+}
+template <class E> constexpr detail::if_bitmask<E, E &> operator^=(E &a, E b) noexcept
+{
+	return a = a ^ b;
+}
+/* whether every bit of `bits` is set in `set` */
+template <class E> constexpr detail::if_bitmask<E, bool> has(E set, E bits) noexcept
+{
+	return (set & bits) == bits;
+}
+
 /* -------------------------------------------------------------------- span */
 
 #ifdef RPMA_HPP_STD_SPAN
@@ -714,6 +798,14 @@ constexpr int clamp_count(std::size_t n) noexcept
 	return n > static_cast<std::size_t>(INT_MAX) ? INT_MAX : static_cast<int>(n);
 }
 
+/* a time in milliseconds as the int the C calls take */
+constexpr int clamp_ms(std::chrono::milliseconds t) noexcept
+{
+	return t.count() > INT_MAX   ? INT_MAX
+	       : t.count() < INT_MIN ? INT_MIN
+				     : static_cast<int>(t.count());
+}
+
 /* the private data of a connection or a request, as bytes */
 template <class C>
 result<span<const std::byte>> private_data(int (*get)(const C *, rpma_conn_private_data *),
@@ -802,19 +894,25 @@ class cq
 	}
 
 	/*
-	 * Waits until a completion is there and takes it; timeout_ms < 0
-	 * waits without limit, errc::no_completion when the time ran out.
+	 * Waits until a completion is there and takes it; errc::no_completion
+	 * once timeout has passed (a negative one is 0). The default,
+	 * no_timeout, waits without limit.
 	 */
-	result<rpma_completion> wait_completion(int timeout_ms = -1) const noexcept
+	result<void> wait_completion(rpma_completion &cmpl,
+				     std::chrono::milliseconds timeout = no_timeout) const noexcept
+	{
+		int ms = timeout == no_timeout ? -1
+			 : timeout.count() < 0 ? 0
+					       : detail::clamp_ms(timeout);
+		return result<void>::from_code(rpma_cq_wait_completion(ptr_, &cmpl, ms));
+	}
+	result<rpma_completion>
+	wait_completion(std::chrono::milliseconds timeout = no_timeout) const noexcept
 	{
 		rpma_completion cmpl;
-		if (result<void> r = wait_completion(cmpl, timeout_ms); !r)
+		if (result<void> r = wait_completion(cmpl, timeout); !r)
 			return r.error();
 		return cmpl;
-	}
-	result<void> wait_completion(rpma_completion &cmpl, int timeout_ms = -1) const noexcept
-	{
-		return result<void>::from_code(rpma_cq_wait_completion(ptr_, &cmpl, timeout_ms));
 	}
 
 	/* librpma 1.x polling: up to wc.size() work completions, how many */
@@ -890,13 +988,14 @@ class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
       public:
 	using unique_handle::unique_handle;
 
-	static result<mr_local> reg(peer &p, void *ptr, std::size_t size, int usage) noexcept
+	static result<mr_local> reg(peer &p, void *ptr, std::size_t size, usage u) noexcept
 	{
-		return detail::fetch<mr_local>(&rpma_mr_reg, p.get(), ptr, size, usage);
+		return detail::fetch<mr_local>(&rpma_mr_reg, p.get(), ptr, size,
+					       static_cast<int>(u));
 	}
-	static result<mr_local> reg(peer &p, span<std::byte> memory, int usage) noexcept
+	static result<mr_local> reg(peer &p, span<std::byte> memory, usage u) noexcept
 	{
-		return reg(p, memory.data(), memory.size(), usage);
+		return reg(p, memory.data(), memory.size(), u);
 	}
 
 	result<std::size_t> get_descriptor_size() const noexcept
@@ -919,8 +1018,8 @@ class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
 		return detail::fetch(&rpma_mr_get_size, ptr_);
 	}
 
-	result<void> advise(std::size_t offset, std::size_t len, int advice,
-			    std::uint32_t flags) noexcept
+	result<void> advise(std::size_t offset, std::size_t len, ibv_advise_mr_advice advice,
+			    std::uint32_t flags = 0) noexcept
 	{
 		return result<void>::from_code(rpma_mr_advise(ptr_, offset, len, advice, flags));
 	}
@@ -944,10 +1043,10 @@ class mr_remote : public detail::unique_handle<rpma_mr_remote, &rpma_mr_remote_d
 	{
 		return detail::fetch(&rpma_mr_remote_get_size, ptr_);
 	}
-	/* RPMA_MR_USAGE_FLUSH_TYPE_* bits */
-	result<int> get_flush_type() const noexcept
+	/* the usage::flush_type_* bits the region was registered with */
+	result<usage> get_flush_type() const noexcept
 	{
-		return detail::fetch(&rpma_mr_remote_get_flush_type, ptr_);
+		return detail::fetch<usage>(&rpma_mr_remote_get_flush_type, ptr_);
 	}
 };
 
@@ -1024,13 +1123,15 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 		return detail::fetch<conn_cfg>(&rpma_conn_cfg_new);
 	}
 
-	result<void> set_timeout(int timeout_ms) noexcept
+	/* in whole milliseconds; a negative one is errc::inval */
+	result<void> set_timeout(std::chrono::milliseconds timeout) noexcept
 	{
-		return result<void>::from_code(rpma_conn_cfg_set_timeout(ptr_, timeout_ms));
+		return result<void>::from_code(
+		    rpma_conn_cfg_set_timeout(ptr_, detail::clamp_ms(timeout)));
 	}
-	result<int> get_timeout() const noexcept
+	result<std::chrono::milliseconds> get_timeout() const noexcept
 	{
-		return detail::fetch(&rpma_conn_cfg_get_timeout, ptr_);
+		return detail::fetch<std::chrono::milliseconds>(&rpma_conn_cfg_get_timeout, ptr_);
 	}
 
 	result<void> set_cq_size(std::uint32_t size) noexcept
@@ -1149,11 +1250,11 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 		return detail::fetch(&rpma_conn_get_compl_fd, ptr_);
 	}
 	/* waits on the shared completion channel: which CQ has completions */
-	result<conn_wait_result> wait(int flags = 0) noexcept
+	result<conn_wait_result> wait() noexcept
 	{
 		rpma_cq *c = nullptr;
 		bool is_rcq = false;
-		if (int ret = rpma_conn_wait(ptr_, flags, &c, &is_rcq); ret != 0)
+		if (int ret = rpma_conn_wait(ptr_, 0, &c, &is_rcq); ret != 0)
 			return rpma::error(ret);
 		return conn_wait_result{ cq(c), is_rcq };
 	}
@@ -1166,42 +1267,44 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	/* data path: one work request each, as the C calls */
 
 	result<void> read(mr_local &dst, std::size_t dst_offset, const mr_remote &src,
-			  std::size_t src_offset, std::size_t len, int flags,
+			  std::size_t src_offset, std::size_t len, flag flags,
 			  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(rpma_read(ptr_, dst.get(), dst_offset, src.get(),
-							 src_offset, len, flags, op_context));
+							 src_offset, len, static_cast<int>(flags),
+							 op_context));
 	}
 
 	result<void> write(const mr_remote &dst, std::size_t dst_offset, const mr_local &src,
-			   std::size_t src_offset, std::size_t len, int flags,
+			   std::size_t src_offset, std::size_t len, flag flags,
 			   const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(rpma_write(ptr_, dst.get(), dst_offset, src.get(),
-							  src_offset, len, flags, op_context));
+							  src_offset, len, static_cast<int>(flags),
+							  op_context));
 	}
 
 	result<void> write_with_imm(const mr_remote &dst, std::size_t dst_offset,
 				    const mr_local &src, std::size_t src_offset, std::size_t len,
-				    int flags, std::uint32_t imm,
+				    flag flags, std::uint32_t imm,
 				    const void *op_context = nullptr) noexcept
 	{
-		return result<void>::from_code(rpma_write_with_imm(ptr_, dst.get(), dst_offset,
-								   src.get(), src_offset, len,
-								   flags, imm, op_context));
+		return result<void>::from_code(
+		    rpma_write_with_imm(ptr_, dst.get(), dst_offset, src.get(), src_offset, len,
+					static_cast<int>(flags), imm, op_context));
 	}
 
-	/* 8 bytes at an RPMA_ATOMIC_WRITE_ALIGNMENT-aligned offset */
+	/* 8 bytes at an RPMA_ATOMIC_WRITE_ALIGNMENT-aligned offset, copied by the call */
 	result<void> atomic_write(const mr_remote &dst, std::size_t dst_offset,
-				  const char (&src)[RPMA_ATOMIC_WRITE_ALIGNMENT], int flags,
+				  const char (&src)[RPMA_ATOMIC_WRITE_ALIGNMENT], flag flags,
 				  const void *op_context = nullptr) noexcept
 	{
-		return result<void>::from_code(
-		    rpma_atomic_write(ptr_, dst.get(), dst_offset, src, flags, op_context));
+		return result<void>::from_code(rpma_atomic_write(
+		    ptr_, dst.get(), dst_offset, src, static_cast<int>(flags), op_context));
 	}
 	/* the 8 bytes of value as they lie in this host's memory */
 	result<void> atomic_write(const mr_remote &dst, std::size_t dst_offset, std::uint64_t value,
-				  int flags, const void *op_context = nullptr) noexcept
+				  flag flags, const void *op_context = nullptr) noexcept
 	{
 		char src[RPMA_ATOMIC_WRITE_ALIGNMENT];
 		static_assert(sizeof(src) == sizeof(value), "atomic writes are 8 bytes");
@@ -1210,26 +1313,26 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	}
 
 	result<void> flush(const mr_remote &dst, std::size_t dst_offset, std::size_t len,
-			   rpma_flush_type type, int flags,
-			   const void *op_context = nullptr) noexcept
+			   flush_type type, flag flags, const void *op_context = nullptr) noexcept
 	{
-		return result<void>::from_code(
-		    rpma_flush(ptr_, dst.get(), dst_offset, len, type, flags, op_context));
+		return result<void>::from_code(rpma_flush(ptr_, dst.get(), dst_offset, len,
+							  static_cast<rpma_flush_type>(type),
+							  static_cast<int>(flags), op_context));
 	}
 
-	result<void> send(const mr_local &src, std::size_t offset, std::size_t len, int flags,
+	result<void> send(const mr_local &src, std::size_t offset, std::size_t len, flag flags,
 			  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
-		    rpma_send(ptr_, src.get(), offset, len, flags, op_context));
+		    rpma_send(ptr_, src.get(), offset, len, static_cast<int>(flags), op_context));
 	}
 
 	result<void> send_with_imm(const mr_local &src, std::size_t offset, std::size_t len,
-				   int flags, std::uint32_t imm,
+				   flag flags, std::uint32_t imm,
 				   const void *op_context = nullptr) noexcept
 	{
-		return result<void>::from_code(
-		    rpma_send_with_imm(ptr_, src.get(), offset, len, flags, imm, op_context));
+		return result<void>::from_code(rpma_send_with_imm(
+		    ptr_, src.get(), offset, len, static_cast<int>(flags), imm, op_context));
 	}
 
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,

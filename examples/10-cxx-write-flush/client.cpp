@@ -99,7 +99,7 @@ int run(const char *addr, const char *port, const char *message, char *buf)
 		len = BUF_SIZE;
 	std::memcpy(buf, message, len);
 	buf[len - 1] = '\0';
-	auto src = rpma::mr_local::reg(*peer, buf, BUF_SIZE, RPMA_MR_USAGE_WRITE_SRC);
+	auto src = rpma::mr_local::reg(*peer, buf, BUF_SIZE, rpma::usage::write_src);
 	if (!check(src, "rpma::mr_local::reg"))
 		return 1;
 
@@ -142,11 +142,11 @@ int run(const char *addr, const char *port, const char *message, char *buf)
 
 	static const char flush_ctx[] = "flush";
 	/* the write completes only on error: the flush after it says it all */
-	if (!check(conn->write(*dst, 0, *src, 0, len, RPMA_F_COMPLETION_ON_ERROR, nullptr),
+	if (!check(conn->write(*dst, 0, *src, 0, len, rpma::flag::completion_on_error, nullptr),
 		   "rpma::conn::write"))
 		return 1;
-	if (!check(conn->flush(*dst, 0, len, RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS,
-			       flush_ctx),
+	if (!check(conn->flush(*dst, 0, len, rpma::flush_type::persistent,
+			       rpma::flag::completion_always, flush_ctx),
 		   "rpma::conn::flush"))
 		return 1;
 

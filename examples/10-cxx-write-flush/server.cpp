@@ -65,8 +65,8 @@ int run(const char *addr, const char *port, unsigned char *mem)
 
 	/* the client writes into it and flushes what it wrote to persistence */
 	auto mr = rpma::mr_local::reg(*peer, mem, REGION_SIZE,
-				      RPMA_MR_USAGE_WRITE_DST |
-					      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+				      rpma::usage::write_dst |
+					      rpma::usage::flush_type_persistent);
 	if (!check(mr, "rpma::mr_local::reg"))
 		return 1;
 

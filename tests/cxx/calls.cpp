@@ -5,6 +5,8 @@
  * configurations and errors
  */
 
+#include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -16,6 +18,8 @@
 #include "harness.hpp"
 
 namespace {
+
+using namespace std::chrono_literals;
 
 const char ADDR[] = "127.0.0.1";
 const char PORT[] = "7204";
@@ -68,8 +72,8 @@ struct fixture {
 			return false;
 		peer = std::move(*p);
 		auto m = rpma::mr_local::reg(peer, buf, sizeof(buf),
-					     RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST |
-						     RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
+					     rpma::usage::write_src | rpma::usage::read_dst |
+						     rpma::usage::send | rpma::usage::recv);
 		if (!m)
 			return false;
 		mr = std::move(*m);
@@ -102,7 +106,7 @@ void write_forwards_its_arguments()
 	fixture fx;
 	CHECK(fx.open());
 	rpma::result<void> r = fx.conn.write(fx.remote, 64, fx.mr, 16, 32,
-					     RPMA_F_COMPLETION_ALWAYS, ctx(1));
+					     rpma::flag::completion_always, ctx(1));
 	CHECK(r);
 	CHECK(fake_verbs_sends() == 1);
 	const fake_send_record *s = fake_verbs_send(0);
@@ -116,7 +120,7 @@ void write_forwards_its_arguments()
 	CHECK(s->sge[0].length == 32);
 
 	/* unsignaled */
-	CHECK(fx.conn.write(fx.remote, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR));
+	CHECK(fx.conn.write(fx.remote, 0, fx.mr, 0, 8, rpma::flag::completion_on_error));
 	CHECK(fake_verbs_sends() == 2);
 	CHECK(!(fake_verbs_send(1)->wr.send_flags & IBV_SEND_SIGNALED));
 }
@@ -125,21 +129,21 @@ void read_send_recv_forward_their_arguments()
 {
 	fixture fx;
 	CHECK(fx.open());
-	CHECK(fx.conn.read(fx.mr, 8, fx.remote, 128, 16, RPMA_F_COMPLETION_ALWAYS, ctx(2)));
+	CHECK(fx.conn.read(fx.mr, 8, fx.remote, 128, 16, rpma::flag::completion_always, ctx(2)));
 	CHECK(fake_verbs_sends() == 1);
 	const fake_send_record *rd = fake_verbs_send(0);
 	CHECK(rd->wr.opcode == IBV_WR_RDMA_READ);
 	CHECK(rd->wr.wr.rdma.remote_addr == REMOTE_ADDR + 128);
 	CHECK(rd->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 8));
 
-	CHECK(fx.conn.send(fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, ctx(3)));
-	CHECK(fx.conn.send_with_imm(fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 0x1234u, ctx(4)));
+	CHECK(fx.conn.send(fx.mr, 0, 8, rpma::flag::completion_always, ctx(3)));
+	CHECK(fx.conn.send_with_imm(fx.mr, 0, 8, rpma::flag::completion_always, 0x1234u, ctx(4)));
 	CHECK(fake_verbs_sends() == 3);
 	CHECK(fake_verbs_send(1)->wr.opcode == IBV_WR_SEND);
 	CHECK(fake_verbs_send(1)->wr.wr_id == reinterpret_cast<std::uintptr_t>(ctx(3)));
 	CHECK(fake_verbs_send(2)->wr.opcode == IBV_WR_SEND_WITH_IMM);
 
-	CHECK(fx.conn.write_with_imm(fx.remote, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 7u,
+	CHECK(fx.conn.write_with_imm(fx.remote, 0, fx.mr, 0, 8, rpma::flag::completion_always, 7u,
 				     ctx(5)));
 	CHECK(fake_verbs_send(3)->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
 
@@ -156,28 +160,28 @@ void flush_and_atomic_write()
 	fixture fx;
 	CHECK(fx.open());
 	unsigned before = fake_verbs_sends();
-	CHECK(fx.conn.flush(fx.remote, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY, RPMA_F_COMPLETION_ALWAYS,
-			    ctx(7)));
+	CHECK(fx.conn.flush(fx.remote, 0, 64, rpma::flush_type::visibility,
+			    rpma::flag::completion_always, ctx(7)));
 	CHECK(fake_verbs_sends() > before);
 
 	/* persistence needs the target's word for it */
-	rpma::result<void> nosupp = fx.conn.flush(fx.remote, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT,
-						  RPMA_F_COMPLETION_ALWAYS, ctx(8));
+	rpma::result<void> nosupp = fx.conn.flush(fx.remote, 0, 64, rpma::flush_type::persistent,
+						  rpma::flag::completion_always, ctx(8));
 	CHECK(nosupp.error() == rpma::errc::nosupp);
 	CHECK(nosupp.error() == std::errc::not_supported);
 	auto pcfg = rpma::peer_cfg::create();
 	CHECK(pcfg && pcfg->set_direct_write_to_pmem(true));
 	CHECK(fx.conn.apply_remote_peer_cfg(*pcfg));
-	CHECK(fx.conn.flush(fx.remote, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS,
-			    ctx(8)));
+	CHECK(fx.conn.flush(fx.remote, 0, 64, rpma::flush_type::persistent,
+			    rpma::flag::completion_always, ctx(8)));
 
 	before = fake_verbs_sends() + fake_verbs_calls(FAKE_POST_ATOMIC_WRITE);
 	CHECK(fx.conn.atomic_write(fx.remote, 8, std::uint64_t{ 0x1122334455667788ull },
-				   RPMA_F_COMPLETION_ALWAYS, ctx(9)));
+				   rpma::flag::completion_always, ctx(9)));
 	CHECK(fake_verbs_sends() + fake_verbs_calls(FAKE_POST_ATOMIC_WRITE) == before + 1);
 	const char eight[RPMA_ATOMIC_WRITE_ALIGNMENT] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	rpma::result<void> unaligned =
-		fx.conn.atomic_write(fx.remote, 3, eight, RPMA_F_COMPLETION_ALWAYS, ctx(10));
+		fx.conn.atomic_write(fx.remote, 3, eight, rpma::flag::completion_always, ctx(10));
 	CHECK(unaligned.error() == rpma::errc::inval);
 }
 
@@ -186,15 +190,16 @@ void bad_arguments_post_nothing()
 	fixture fx;
 	CHECK(fx.open());
 	/* flags 0 is refused for anything but a receive */
-	CHECK(fx.conn.write(fx.remote, 0, fx.mr, 0, 8, 0).error() == rpma::errc::inval);
+	CHECK(fx.conn.write(fx.remote, 0, fx.mr, 0, 8, rpma::flag{}).error() == rpma::errc::inval);
 	/* past the end of the local region */
-	CHECK(fx.conn.send(fx.mr, 250, 8, RPMA_F_COMPLETION_ALWAYS).error() == rpma::errc::inval);
+	CHECK(fx.conn.send(fx.mr, 250, 8, rpma::flag::completion_always).error() ==
+	      rpma::errc::inval);
 	/* an empty owner is a NULL object */
 	rpma::mr_remote none;
-	CHECK(fx.conn.write(none, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS).code() ==
+	CHECK(fx.conn.write(none, 0, fx.mr, 0, 8, rpma::flag::completion_always).code() ==
 	      RPMA_E_INVAL);
 	rpma::conn no_conn;
-	CHECK(no_conn.write(fx.remote, 0, fx.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS).code() ==
+	CHECK(no_conn.write(fx.remote, 0, fx.mr, 0, 8, rpma::flag::completion_always).code() ==
 	      RPMA_E_INVAL);
 	CHECK(fake_verbs_sends() == 0);
 }
@@ -248,14 +253,25 @@ void wait_completion_and_get_wc()
 	ibv_cq *icq = fx.id->qp->send_cq;
 
 	/* nothing comes: the time runs out */
-	auto timed_out = cq->wait_completion(0);
+	auto timed_out = cq->wait_completion(std::chrono::milliseconds(0));
 	CHECK(!timed_out && timed_out.error() == rpma::errc::no_completion);
+	/* a time already past is no time, not the C call's "no limit" */
+	rpma_completion none;
+	CHECK(cq->wait_completion(none, -5ms).error() == rpma::errc::no_completion);
 
 	ibv_wc wc = wc_of(ctx(5), IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
 	fake_verbs_push_wc(icq, &wc);
 	fake_verbs_push_cq_event(icq->channel, icq);
-	auto waited = cq->wait_completion(1000);
+	auto waited = cq->wait_completion(std::chrono::seconds(1));
 	CHECK(waited && waited->op_context == ctx(5));
+
+	/* without a timeout: no limit, and the completion that is there */
+	ibv_wc again = wc_of(ctx(8), IBV_WC_RDMA_READ, IBV_WC_SUCCESS);
+	fake_verbs_push_wc(icq, &again);
+	auto unlimited = cq->wait_completion();
+	CHECK(unlimited && unlimited->op_context == ctx(8) && unlimited->op == RPMA_OP_READ);
+	fake_verbs_push_wc(icq, &wc);
+	CHECK(cq->wait_completion(none, rpma::no_timeout) && none.op_context == ctx(5));
 
 	ibv_wc two[] = { wc_of(ctx(6), IBV_WC_SEND, IBV_WC_SUCCESS),
 			 wc_of(ctx(7), IBV_WC_SEND, IBV_WC_SUCCESS) };
@@ -350,7 +366,7 @@ void descriptors_round_trip()
 	CHECK(peer);
 	char buf[512];
 	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf),
-				      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+				      rpma::usage::write_dst | rpma::usage::flush_type_persistent);
 	CHECK(mr);
 	CHECK(mr->get_ptr().value_or(nullptr) == buf);
 	CHECK(mr->get_size().value_or(0) == sizeof(buf));
@@ -362,12 +378,16 @@ void descriptors_round_trip()
 	std::vector<std::byte> desc(*size + 8);
 	auto written = mr->get_descriptor(desc);
 	CHECK(written && *written == *size);
+	/* the usage bits went to the library as they are: the descriptor carries them */
+	CHECK(desc[20] ==
+	      std::byte{ RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT });
 
 	auto remote = rpma::mr_remote::from_descriptor(rpma::span<const std::byte>(desc).first(*size));
 	CHECK(remote);
 	CHECK(remote->get_size().value_or(0) == sizeof(buf));
 	auto flush_type = remote->get_flush_type();
-	CHECK(flush_type && (*flush_type & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT));
+	CHECK(flush_type && *flush_type == rpma::usage::flush_type_persistent);
+	CHECK(rpma::has(*flush_type, rpma::usage::flush_type_persistent));
 
 	auto pcfg = rpma::peer_cfg::create();
 	CHECK(pcfg);
@@ -388,8 +408,18 @@ void configurations_round_trip()
 {
 	auto cfg = rpma::conn_cfg::create();
 	CHECK(cfg);
-	CHECK(cfg->get_timeout().value_or(0) == RPMA_DEFAULT_TIMEOUT_MS);
-	CHECK(cfg->set_timeout(250) && cfg->get_timeout().value_or(0) == 250);
+	CHECK(cfg->get_timeout().value_or(0ms) == rpma::default_timeout);
+	CHECK(cfg->get_timeout().value_or(0ms).count() == RPMA_DEFAULT_TIMEOUT_MS);
+	CHECK(cfg->set_timeout(250ms) && cfg->get_timeout().value_or(0ms) == 250ms);
+	/* coarser units convert; the library sees milliseconds */
+	CHECK(cfg->set_timeout(std::chrono::seconds(3)));
+	int timeout_ms = 0;
+	CHECK(rpma_conn_cfg_get_timeout(cfg->get(), &timeout_ms) == 0 && timeout_ms == 3000);
+	/* a negative time is refused, a huge one is the longest the library takes */
+	CHECK(cfg->set_timeout(-1ms).error() == rpma::errc::inval);
+	CHECK(cfg->get_timeout().value_or(0ms) == 3s);
+	CHECK(cfg->set_timeout(std::chrono::hours(24 * 365)));
+	CHECK(cfg->get_timeout().value_or(0ms).count() == INT_MAX);
 	CHECK(cfg->set_cq_size(11) && cfg->get_cq_size().value_or(0) == 11);
 	CHECK(cfg->set_rcq_size(12) && cfg->get_rcq_size().value_or(0) == 12);
 	CHECK(cfg->set_sq_size(13) && cfg->get_sq_size().value_or(0) == 13);
@@ -411,7 +441,7 @@ void configurations_round_trip()
 	auto rcq = srq->get_rcq();
 	CHECK(rcq && *rcq);
 	char buf[64];
-	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf), rpma::usage::recv);
 	CHECK(mr);
 	CHECK(srq->recv(*mr, 0, sizeof(buf), ctx(11)));
 	CHECK(fake_verbs_recvs() == 1 && fake_verbs_recv(0)->srq != nullptr);
@@ -419,7 +449,7 @@ void configurations_round_trip()
 
 	/* a NULL object where one is required */
 	rpma::conn_cfg none;
-	CHECK(none.set_timeout(1).error() == rpma::errc::inval);
+	CHECK(none.set_timeout(1ms).error() == rpma::errc::inval);
 	CHECK(none.get_cq_size().error() == rpma::errc::inval);
 }
 

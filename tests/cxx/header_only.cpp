@@ -116,10 +116,81 @@ static_assert(std::is_same<rpma::span<int>, std::span<int>>::value, "std::span w
 static_assert(std::is_same<rpma::span<int>, std::span<int>>::value, "C++20 uses std::span");
 #endif
 
+/* the C constants as scoped enums, of the same values */
+static_assert(!std::is_convertible<rpma::usage, int>::value &&
+	      !std::is_convertible<int, rpma::usage>::value &&
+	      !std::is_convertible<rpma::flag, int>::value &&
+	      !std::is_convertible<rpma::flush_type, rpma_flush_type>::value,
+	      "scoped enums");
+static_assert(static_cast<int>(rpma::usage::read_src) == RPMA_MR_USAGE_READ_SRC &&
+	      static_cast<int>(rpma::usage::read_dst) == RPMA_MR_USAGE_READ_DST &&
+	      static_cast<int>(rpma::usage::write_src) == RPMA_MR_USAGE_WRITE_SRC &&
+	      static_cast<int>(rpma::usage::write_dst) == RPMA_MR_USAGE_WRITE_DST &&
+	      static_cast<int>(rpma::usage::flush_type_visibility) ==
+		      RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY &&
+	      static_cast<int>(rpma::usage::flush_type_persistent) ==
+		      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT &&
+	      static_cast<int>(rpma::usage::send) == RPMA_MR_USAGE_SEND &&
+	      static_cast<int>(rpma::usage::recv) == RPMA_MR_USAGE_RECV,
+	      "usage bits");
+static_assert(static_cast<int>(rpma::flag::completion_on_error) == RPMA_F_COMPLETION_ON_ERROR &&
+	      static_cast<int>(rpma::flag::completion_always) == RPMA_F_COMPLETION_ALWAYS,
+	      "completion flags");
+static_assert(static_cast<int>(rpma::flush_type::persistent) == RPMA_FLUSH_TYPE_PERSISTENT &&
+	      static_cast<int>(rpma::flush_type::visibility) == RPMA_FLUSH_TYPE_VISIBILITY,
+	      "flush types");
+
+/* usage bits combine, at compile time */
+constexpr rpma::usage rw = rpma::usage::read_src | rpma::usage::write_dst;
+static_assert(static_cast<int>(rw) == (RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST), "|");
+static_assert((rw & rpma::usage::write_dst) == rpma::usage::write_dst &&
+	      (rw & rpma::usage::send) == rpma::usage{}, "&");
+static_assert((rw ^ rpma::usage::read_src) == rpma::usage::write_dst, "^");
+static_assert((rw & ~rpma::usage::read_src) == rpma::usage::write_dst, "~");
+static_assert(rpma::has(rw, rpma::usage::read_src) && rpma::has(rw, rw) &&
+	      !rpma::has(rw, rpma::usage::read_src | rpma::usage::send),
+	      "has: every bit asked for");
+constexpr rpma::usage compound()
+{
+	rpma::usage u = rpma::usage::send;
+	u |= rpma::usage::recv;
+	u &= ~rpma::usage::send;
+	u ^= rpma::usage::read_dst;
+	return u;
+}
+static_assert(compound() == (rpma::usage::recv | rpma::usage::read_dst), "|=, &=, ^=");
+
+/* only usage bits combine: a completion flag or a flush type is one value */
+template <class E, class = void> struct combines : std::false_type {
+};
+template <class E>
+struct combines<E, std::void_t<decltype(std::declval<E>() | std::declval<E>())>>
+    : std::true_type {
+};
+static_assert(combines<rpma::usage>::value && !combines<rpma::flag>::value &&
+	      !combines<rpma::flush_type>::value && !combines<rpma::errc>::value,
+	      "bitmask operators only where bits combine");
+
+/* times are durations: a bare number does not say its unit */
+static_assert(std::is_same<decltype(std::declval<rpma::conn_cfg &>().get_timeout()),
+			   rpma::result<std::chrono::milliseconds>>::value,
+	      "get_timeout");
+template <class Arg, class = void> struct waits_with : std::false_type {
+};
+template <class Arg>
+struct waits_with<Arg, std::void_t<decltype(std::declval<const rpma::cq &>().wait_completion(
+			       std::declval<Arg>()))>> : std::true_type {
+};
+static_assert(waits_with<std::chrono::milliseconds>::value &&
+	      waits_with<std::chrono::seconds>::value && !waits_with<int>::value &&
+	      !waits_with<std::chrono::microseconds>::value,
+	      "wait_completion takes whole milliseconds or coarser");
+static_assert(rpma::default_timeout.count() == RPMA_DEFAULT_TIMEOUT_MS, "default timeout");
+
 /* the data path must not be able to throw */
 static_assert(noexcept(std::declval<rpma::conn &>().write(
 		      std::declval<const rpma::mr_remote &>(), 0,
-		      std::declval<const rpma::mr_local &>(), 0, 0, RPMA_F_COMPLETION_ALWAYS)),
+		      std::declval<const rpma::mr_local &>(), 0, 0, rpma::flag::completion_always)),
 	      "write");
 static_assert(noexcept(std::declval<const rpma::cq &>().get_completion()), "get_completion");
 
@@ -146,15 +217,16 @@ int instantiate_everything(ibv_context *ctx)
 	auto pcfg2 = rpma::peer_cfg::from_descriptor(desc);
 	bad += !pcfg2;
 
-	auto mr = rpma::mr_local::reg(p, mem, sizeof(mem), RPMA_MR_USAGE_WRITE_SRC);
+	auto mr = rpma::mr_local::reg(p, mem, sizeof(mem), rpma::usage::write_src);
 	auto mr_span = rpma::mr_local::reg(p, rpma::as_writable_bytes(rpma::span<char>(mem)),
-					   RPMA_MR_USAGE_READ_DST);
+					   rpma::usage::read_dst);
 	bad += !mr || !mr_span;
 	bad += !mr->get_descriptor_size();
 	bad += !mr->get_descriptor(desc);
 	bad += !mr->get_ptr();
 	bad += !mr->get_size();
-	bad += !mr->advise(0, 8, IBV_ADVISE_MR_ADVICE_PREFETCH, 0);
+	bad += !mr->advise(0, 8, IBV_ADVISE_MR_ADVICE_PREFETCH);
+	bad += !mr->advise(0, 8, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH);
 
 	auto remote = rpma::mr_remote::from_descriptor(rpma::span<const std::byte>(desc));
 	bad += !remote;
@@ -172,7 +244,7 @@ int instantiate_everything(ibv_context *ctx)
 
 	auto cfg = rpma::conn_cfg::create();
 	rpma::conn_cfg &c = *cfg;
-	bad += !c.set_timeout(10) || !c.get_timeout();
+	bad += !c.set_timeout(std::chrono::milliseconds(10)) || !c.get_timeout();
 	bad += !c.set_cq_size(1) || !c.get_cq_size();
 	bad += !c.set_rcq_size(1) || !c.get_rcq_size();
 	bad += !c.set_sq_size(1) || !c.get_sq_size();
@@ -202,18 +274,19 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !cn.apply_remote_peer_cfg(*pcfg2);
 	bad += !cn.get_qp_num();
 	bad += !cn.get_compl_fd();
-	auto woken = cn.wait(0);
+	auto woken = cn.wait();
 	bad += !woken || !woken->queue || woken->is_rcq;
 
 	const char eight[RPMA_ATOMIC_WRITE_ALIGNMENT] = {};
-	bad += !cn.read(*mr, 0, *remote, 0, 8, RPMA_F_COMPLETION_ALWAYS, nullptr);
-	bad += !cn.write(*remote, 0, *mr, 0, 8, RPMA_F_COMPLETION_ON_ERROR);
-	bad += !cn.write_with_imm(*remote, 0, *mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 7u);
-	bad += !cn.atomic_write(*remote, 0, eight, RPMA_F_COMPLETION_ALWAYS);
-	bad += !cn.atomic_write(*remote, 0, std::uint64_t{ 42 }, RPMA_F_COMPLETION_ALWAYS);
-	bad += !cn.flush(*remote, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS);
-	bad += !cn.send(*mr, 0, 8, RPMA_F_COMPLETION_ALWAYS);
-	bad += !cn.send_with_imm(*mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, 1u);
+	bad += !cn.read(*mr, 0, *remote, 0, 8, rpma::flag::completion_always, nullptr);
+	bad += !cn.write(*remote, 0, *mr, 0, 8, rpma::flag::completion_on_error);
+	bad += !cn.write_with_imm(*remote, 0, *mr, 0, 8, rpma::flag::completion_always, 7u);
+	bad += !cn.atomic_write(*remote, 0, eight, rpma::flag::completion_always);
+	bad += !cn.atomic_write(*remote, 0, std::uint64_t{ 42 }, rpma::flag::completion_always);
+	bad += !cn.flush(*remote, 0, 8, rpma::flush_type::persistent,
+			 rpma::flag::completion_always);
+	bad += !cn.send(*mr, 0, 8, rpma::flag::completion_always);
+	bad += !cn.send_with_imm(*mr, 0, 8, rpma::flag::completion_always, 1u);
 	bad += !cn.recv(*mr, 0, 8);
 
 	auto cq = cn.get_cq();
@@ -227,7 +300,9 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !got || got->op_status != IBV_WC_SUCCESS;
 	rpma_completion many[4];
 	bad += q.get_completions(many).value_or(0) > 4;
-	bad += !q.wait_completion(one, 10);
+	bad += !q.wait_completion(one, std::chrono::milliseconds(10));
+	bad += !q.wait_completion(one);
+	bad += !q.wait_completion(std::chrono::seconds(1));
 	bad += !q.wait_completion();
 	ibv_wc wc[2];
 	bad += !q.get_wc(wc);
@@ -353,7 +428,8 @@ void check_errors()
 	try {
 		(void)failed_int.value();
 	} catch (const std::system_error &ex) {
-		thrown = ex.code() == rpma::errc::nomem && ex.code() == std::errc::not_enough_memory;
+		thrown = ex.code() == rpma::errc::nomem &&
+			 ex.code() == std::errc::not_enough_memory;
 	}
 	check(thrown, "value() of a failure throws std::system_error with its code");
 	thrown = false;

@@ -161,8 +161,8 @@ void adopting_a_raw_pointer()
 	{
 		rpma::conn_cfg cfg(raw);
 		CHECK(cfg.get() == raw);
-		CHECK(cfg.set_timeout(77));
-		CHECK(cfg.get_timeout().value_or(0) == 77);
+		CHECK(cfg.set_timeout(std::chrono::milliseconds(77)));
+		CHECK(cfg.get_timeout().value_or(std::chrono::milliseconds(0)).count() == 77);
 	}
 	CHECK(deletes(tracker::K_CONN_CFG) == 1);
 	CHECK(tracker::last_deleted() == raw);
@@ -191,7 +191,7 @@ void failed_delete_gives_up_the_object()
 	auto peer = new_peer();
 	CHECK(peer);
 	rpma_peer *raw = peer->get();
-	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf), RPMA_MR_USAGE_WRITE_SRC);
+	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf), rpma::usage::write_src);
 	CHECK(mr);
 
 	rpma::result<void> r = peer->reset();
@@ -340,7 +340,7 @@ rpma::result<void> server_until(int stop, char *buf, std::size_t size)
 		return rpma::errc::again;
 
 	auto mr = rpma::mr_local::reg(*peer, buf, size,
-				      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+				      rpma::usage::write_dst | rpma::usage::flush_type_persistent);
 	if (!mr)
 		return mr.error();
 	if (stop == 2)
@@ -430,7 +430,7 @@ void failed_constructors_give_no_owner()
 	auto good = new_peer();
 	CHECK(good);
 	/* refused by argument checks: nothing reaches rdma-core */
-	auto mr = rpma::mr_local::reg(*good, nullptr, 64, RPMA_MR_USAGE_READ_SRC);
+	auto mr = rpma::mr_local::reg(*good, nullptr, 64, rpma::usage::read_src);
 	CHECK(!mr && mr.error() == rpma::errc::inval);
 	CHECK(mr.error() == std::errc::invalid_argument);
 	std::byte short_desc[3] = {};
@@ -458,7 +458,7 @@ void every_owner_deletes_its_object()
 		CHECK(remote);
 		CHECK(remote->get_size().value_or(0) == 4096);
 		auto mr = rpma::mr_local::reg(*peer, rpma::as_writable_bytes(rpma::span<char>(buf)),
-					      RPMA_MR_USAGE_READ_SRC);
+					      rpma::usage::read_src);
 		CHECK(mr);
 		auto srq = rpma::srq::create(*peer, *scfg);
 		CHECK(srq);

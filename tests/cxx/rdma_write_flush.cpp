@@ -14,6 +14,7 @@
  */
 
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -31,7 +32,7 @@ namespace {
 
 constexpr int EXIT_SKIP = 77;
 constexpr unsigned DEADLINE_S = 60;
-constexpr int WAIT_MS = 20000;
+constexpr std::chrono::milliseconds WAIT = std::chrono::seconds(20);
 constexpr std::size_t REGION_SIZE = 4096;
 constexpr std::size_t WRITE_OFFSET = 512;
 constexpr std::size_t WRITE_LEN = 1024;
@@ -142,9 +143,9 @@ void server(int ready_fd)
 	region_ptr mem_owner = region();
 	unsigned char *mem = mem_owner.get();
 	rpma::mr_local mr = take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
-						     RPMA_MR_USAGE_READ_SRC |
-							     RPMA_MR_USAGE_WRITE_DST |
-							     RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT),
+						     rpma::usage::read_src |
+							     rpma::usage::write_dst |
+							     rpma::usage::flush_type_persistent),
 				 "mr_local::reg");
 	rpma::peer_cfg pcfg = take(rpma::peer_cfg::create(), "peer_cfg::create");
 	/* the test stands for a target whose RDMA writes are persistent */
@@ -183,9 +184,9 @@ void server(int ready_fd)
 
 rpma_completion next_completion(const rpma::cq &cq)
 {
-	rpma::result<rpma_completion> cmpl = cq.wait_completion(WAIT_MS);
+	rpma::result<rpma_completion> cmpl = cq.wait_completion(WAIT);
 	if (cmpl.error() == rpma::errc::no_completion)
-		fail("no completion within %d ms", WAIT_MS);
+		fail("no completion within %lld ms", static_cast<long long>(WAIT.count()));
 	return take(std::move(cmpl), "wait_completion");
 }
 
@@ -206,8 +207,8 @@ void client(int ready_fd)
 	for (std::size_t i = 0; i < WRITE_LEN; i++)
 		mem[i] = pattern(i);
 	rpma::mr_local mr = take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
-						     RPMA_MR_USAGE_WRITE_SRC |
-							     RPMA_MR_USAGE_READ_DST),
+						     rpma::usage::write_src |
+							     rpma::usage::read_dst),
 				 "mr_local::reg");
 
 	rpma::conn_req req = take(rpma::conn_req::create(peer, addr, port), "conn_req::create");
@@ -226,10 +227,11 @@ void client(int ready_fd)
 	rpma::cq cq = take(conn.get_cq(), "get_cq");
 	static const char write_ctx = 'w', flush_ctx = 'f', read_ctx = 'r';
 
-	ok(conn.write(dst, WRITE_OFFSET, mr, 0, WRITE_LEN, RPMA_F_COMPLETION_ON_ERROR, &write_ctx),
+	ok(conn.write(dst, WRITE_OFFSET, mr, 0, WRITE_LEN, rpma::flag::completion_on_error,
+		      &write_ctx),
 	   "write");
-	ok(conn.flush(dst, WRITE_OFFSET, WRITE_LEN, RPMA_FLUSH_TYPE_PERSISTENT,
-		      RPMA_F_COMPLETION_ALWAYS, &flush_ctx),
+	ok(conn.flush(dst, WRITE_OFFSET, WRITE_LEN, rpma::flush_type::persistent,
+		      rpma::flag::completion_always, &flush_ctx),
 	   "flush");
 	rpma_completion cmpl = next_completion(cq);
 	if (cmpl.op_status != IBV_WC_SUCCESS)
@@ -240,7 +242,7 @@ void client(int ready_fd)
 
 	/* read the range back next to what was written */
 	ok(conn.read(mr, REGION_SIZE - WRITE_LEN, dst, WRITE_OFFSET, WRITE_LEN,
-		     RPMA_F_COMPLETION_ALWAYS, &read_ctx),
+		     rpma::flag::completion_always, &read_ctx),
 	   "read");
 	cmpl = next_completion(cq);
 	if (cmpl.op_status != IBV_WC_SUCCESS || cmpl.op != RPMA_OP_READ ||
