@@ -21,8 +21,10 @@
  * polling) is inline and allocation-free: each call is the C call plus a
  * test of its return value.
  *
- * Buffers are rpma::span, which is std::span when the standard library has
- * it (C++20) and a minimal equivalent otherwise (C++17).
+ * Buffers are rpma::span, one type in every language standard, made from
+ * arrays, contiguous containers and std::span (RPMA_HPP_STD_SPAN is
+ * defined when the standard library has std::span: rpma::span then
+ * converts to and from it).
  */
 
 #ifndef RPMA_HPP
@@ -53,7 +55,7 @@
 
 #if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
 #include <span>
-/* rpma::span is std::span */
+/* rpma::span converts to and from std::span */
 #define RPMA_HPP_STD_SPAN 1
 #endif
 
@@ -557,33 +559,44 @@ template <class E> constexpr detail::if_bitmask<E, bool> has(E set, E bits) noex
 
 /* -------------------------------------------------------------------- span */
 
+namespace detail
+{
+template <class T> struct is_std_span : std::false_type {
+};
 #ifdef RPMA_HPP_STD_SPAN
+template <class T, std::size_t N> struct is_std_span<std::span<T, N>> : std::true_type {
+};
+#endif
+} /* namespace detail */
 
-template <class T> using span = std::span<T>;
-using std::as_bytes;
-using std::as_writable_bytes;
-
-#else
-
-/* The subset of std::span (dynamic extent) that C++17 code needs here. */
+/*
+ * A view of contiguous Ts (dynamic extent): the same type, defined by the
+ * same tokens, whatever the language standard, so that it never changes
+ * the signature of a function that takes one. Made implicitly from a C
+ * array, a contiguous container (anything std::data and std::size apply
+ * to: std::vector, std::array, std::string, std::span, ...) and a span of
+ * the same or less const elements; explicitly from a pointer and a size.
+ * As std::span, it is made from a temporary container only when its
+ * elements are const (or the container is a std::span). Where there is
+ * std::span, an rpma::span converts to it too: it is a borrowed range.
+ */
 template <class T> class span
 {
 	template <class U> using compatible = std::is_convertible<U (*)[], T (*)[]>;
 
 	template <class C>
-	using container_element = std::remove_pointer_t<decltype(std::data(std::declval<C &>()))>;
-
-	template <class U> struct is_span : std::false_type {
-	};
-	template <class U> struct is_span<span<U>> : std::true_type {
-	};
+	using element_of = std::remove_pointer_t<decltype(std::data(std::declval<C &>()))>;
 
 	template <class C, class = void> struct is_container : std::false_type {
 	};
 	template <class C>
-	struct is_container<C, std::void_t<decltype(std::data(std::declval<C &>())),
-					   decltype(std::size(std::declval<C &>()))>>
+	struct is_container<C, std::void_t<element_of<C>, decltype(std::size(std::declval<C &>()))>>
 	    : std::true_type {
+	};
+
+	template <class U> struct is_span : std::false_type {
+	};
+	template <class U> struct is_span<span<U>> : std::true_type {
 	};
 
       public:
@@ -604,13 +617,13 @@ template <class T> class span
 	constexpr span(U (&array)[N]) noexcept : data_(array), size_(N)
 	{
 	}
-	/* as std::span: a temporary container only for a span of const elements */
-	template <class C, class B = std::remove_cv_t<std::remove_reference_t<C>>,
-		  class = std::enable_if_t<!std::is_array<B>::value && !is_span<B>::value &&
-					   is_container<C>::value>,
-		  class = std::enable_if_t<compatible<container_element<C>>::value &&
-					   (std::is_lvalue_reference<C>::value ||
-					    std::is_const<T>::value)>>
+	template <
+	    class C, class B = std::remove_cv_t<std::remove_reference_t<C>>,
+	    class = std::enable_if_t<!std::is_array<B>::value && !is_span<B>::value &&
+				     is_container<C>::value>,
+	    class = std::enable_if_t<compatible<element_of<C>>::value &&
+				     (std::is_lvalue_reference<C>::value ||
+				      std::is_const<T>::value || detail::is_std_span<B>::value)>>
 	constexpr span(C &&container) noexcept(
 	    noexcept(std::data(container)) &&noexcept(std::size(container)))
 	    : data_(std::data(container)), size_(std::size(container))
@@ -679,9 +692,18 @@ span<std::byte> as_writable_bytes(span<T> s) noexcept
 	return span<std::byte>(reinterpret_cast<std::byte *>(s.data()), s.size_bytes());
 }
 
-#endif /* RPMA_HPP_STD_SPAN */
+} /* namespace rpma */
 
-/* ----------------------------------------------------------------- owners */
+#if defined(RPMA_HPP_STD_SPAN) && defined(__cpp_lib_ranges)
+namespace std::ranges
+{
+/* as std::span: what an rpma::span views does not die with it */
+template <class T> inline constexpr bool enable_borrowed_range<rpma::span<T>> = true;
+} /* namespace std::ranges */
+#endif
+
+namespace rpma
+{
 
 namespace detail
 {

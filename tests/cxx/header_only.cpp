@@ -3,12 +3,17 @@
  * header_only.cpp -- rpma.hpp on its own, built with every warning as an
  * error for each language standard (see meson.build)
  *
- * Only rpma.hpp is included. Every member function is named in
+ * rpma.hpp is included first, on its own; the containers after it are
+ * there for the span checks only. Every member function is named in
  * instantiate_everything() so that each template body is compiled under
  * the strict flags; the program runs only the checks that need no device.
  */
 
 #include <rpma.hpp>
+
+#include <array>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -109,11 +114,41 @@ static_assert(std::is_convertible<rpma::span<std::byte>, rpma::span<const std::b
 	      "span<T> -> span<const T>");
 static_assert(!std::is_convertible<rpma::span<const std::byte>, rpma::span<std::byte>>::value,
 	      "no span<const T> -> span<T>");
+
+/* what a span is made from, implicitly */
+template <class From, class T> constexpr bool makes_span()
+{
+	return std::is_convertible<From, rpma::span<T>>::value;
+}
+static_assert(makes_span<std::vector<int> &, int>() && makes_span<std::vector<int> &, const int>() &&
+	      makes_span<const std::vector<int> &, const int>() &&
+	      makes_span<std::array<int, 4> &, int>() && makes_span<int (&)[4], int>() &&
+	      makes_span<std::string &, char>() && makes_span<const std::string &, const char>() &&
+	      makes_span<std::vector<std::byte> &, const std::byte>(),
+	      "from contiguous containers and arrays");
+static_assert(!makes_span<const std::vector<int> &, int>() &&
+	      !makes_span<std::vector<long> &, long long>() && !makes_span<std::vector<int> &, long>() &&
+	      !makes_span<std::vector<char> &, std::byte>() && !makes_span<int *, int>(),
+	      "not from const elements, other element types or a bare pointer");
+static_assert(!makes_span<std::vector<int>, int>() && makes_span<std::vector<int>, const int>() &&
+	      !makes_span<std::string, char>() && makes_span<std::string, const char>(),
+	      "a temporary container only for const elements, as std::span");
+static_assert(std::is_constructible<rpma::span<int>, int *, std::size_t>::value,
+	      "from a pointer and a size, explicitly");
+
+/* one type in every standard: a function that takes one keeps its signature */
+static_assert(std::is_class<rpma::span<int>>::value && sizeof(rpma::span<int>) == 2 * sizeof(void *),
+	      "rpma::span is its own class");
 #ifdef RPMA_HPP_STD_SPAN
-static_assert(std::is_same<rpma::span<int>, std::span<int>>::value, "std::span when there");
-#endif
-#if __cplusplus >= 202002L && defined(__cpp_lib_span)
-static_assert(std::is_same<rpma::span<int>, std::span<int>>::value, "C++20 uses std::span");
+static_assert(!std::is_same<rpma::span<int>, std::span<int>>::value, "not std::span");
+static_assert(makes_span<std::span<int>, int>() && makes_span<std::span<int, 3>, int>() &&
+	      makes_span<std::span<int>, const int>() && !makes_span<std::span<const int>, int>(),
+	      "from std::span, a temporary one too");
+static_assert(std::is_convertible<rpma::span<int>, std::span<int>>::value &&
+	      std::is_convertible<rpma::span<int>, std::span<const int>>::value &&
+	      std::is_convertible<rpma::span<int> &, std::span<int>>::value &&
+	      !std::is_convertible<rpma::span<const int>, std::span<int>>::value,
+	      "to std::span");
 #endif
 
 /* the C constants as scoped enums, of the same values */
@@ -356,6 +391,26 @@ void check_span()
 		n += ch != '\0';
 	check(n == 3, "iteration");
 	check(rpma::span<int>().empty(), "empty span");
+
+	std::vector<int> vec{ 1, 2, 3, 4 };
+	rpma::span<int> from_vector = vec;
+	from_vector[1] = 20;
+	check(from_vector.size() == 4 && from_vector.data() == vec.data() && vec[1] == 20,
+	      "span from a std::vector");
+	std::array<std::byte, 6> arr{};
+	rpma::span<const std::byte> from_array = arr;
+	check(from_array.size() == 6 && from_array.data() == arr.data(), "span from a std::array");
+	check(rpma::as_writable_bytes(from_vector).size() == 4 * sizeof(int), "as_writable_bytes");
+#ifdef RPMA_HPP_STD_SPAN
+	std::span<int> std_span(vec);
+	rpma::span<int> from_std = std_span;
+	check(from_std.data() == vec.data() && from_std.size() == 4, "span from a std::span");
+	rpma::span<const int> from_std_subspan = std_span.subspan(2);
+	check(from_std_subspan.data() == vec.data() + 2 && from_std_subspan.size() == 2,
+	      "span from a temporary std::span");
+	std::span<const int> back = from_vector;
+	check(back.data() == vec.data() && back.size() == 4, "std::span from a span");
+#endif
 }
 
 void check_errors()
@@ -461,7 +516,8 @@ int main(int argc, char *argv[])
 	check_span();
 	check_errors();
 #ifdef RPMA_HPP_STD_SPAN
-	std::printf("header_only: C++ %ld, std::span\n", static_cast<long>(__cplusplus));
+	std::printf("header_only: C++ %ld, rpma::span with std::span\n",
+		    static_cast<long>(__cplusplus));
 #else
 	std::printf("header_only: C++ %ld, rpma::span\n", static_cast<long>(__cplusplus));
 #endif
