@@ -12,7 +12,12 @@
  * rpma_<object>_new is <object>::create (rpma_mr_reg is mr_local::reg,
  * rpma_ep_listen is ep::listen, the *_from_descriptor functions keep their
  * names); a function of no object, rpma_<name>, is rpma::<name>
- * (rpma::utils_get_ibv_context, rpma::log_set_threshold, ...).
+ * (rpma::utils_get_ibv_context, rpma::log_set_threshold, ...). The C
+ * constants that a C++ type replaces keep their names in lower case:
+ * RPMA_E_INVAL is rpma::errc::inval, RPMA_MR_USAGE_WRITE_SRC is
+ * rpma::usage::write_src, RPMA_F_COMPLETION_ALWAYS is
+ * rpma::flag::completion_always, RPMA_FLUSH_TYPE_PERSISTENT is
+ * rpma::flush_type::persistent; timeouts are std::chrono durations.
  *
  * Errors: every call that can fail returns rpma::result<T>, a T or an
  * rpma::error (an RPMA_E_* code as a std::error_code). Nothing here throws,
@@ -20,6 +25,13 @@
  * compiles with -fno-exceptions and -fno-rtti. The data path (posting,
  * polling) is inline and allocation-free: each call is the C call plus a
  * test of its return value.
+ *
+ * Lifetimes: an object that a call keeps using after it returns (the
+ * region of an operation in flight, the peer of what is created from it,
+ * the shared RQ of a configuration) is taken by lvalue reference, next to
+ * a deleted overload taking `const T &&`: passing a temporary does not
+ * compile. Likewise a view (a CQ, private data) cannot be taken from a
+ * temporary owner, nor a member reached through `->` of a temporary result.
  *
  * Buffers are rpma::span, one type in every language standard, made from
  * arrays, contiguous containers and std::span (RPMA_HPP_STD_SPAN is
@@ -960,7 +972,7 @@ class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_dele
 		return detail::fetch<peer_cfg>(&rpma_peer_cfg_new);
 	}
 
-	/* a peer's configuration as it sent it (untrusted bytes) */
+	/* a peer's configuration as it sent it (untrusted bytes, copied) */
 	static result<peer_cfg> from_descriptor(span<const std::byte> desc) noexcept
 	{
 		return detail::fetch<peer_cfg>(&rpma_peer_cfg_from_descriptor, desc.data(),
@@ -1004,7 +1016,7 @@ class peer : public detail::unique_handle<rpma_peer, &rpma_peer_delete>
 
 /* ---------------------------------------------------------------- mr_local */
 
-/* A registered local memory region; the memory must outlive it. */
+/* A registered local memory region; the memory and the peer must outlive it. */
 class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
 {
       public:
@@ -1019,6 +1031,8 @@ class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
 	{
 		return reg(p, memory.data(), memory.size(), u);
 	}
+	static result<mr_local> reg(const peer &&, void *, std::size_t, usage) = delete;
+	static result<mr_local> reg(const peer &&, span<std::byte>, usage) = delete;
 
 	result<std::size_t> get_descriptor_size() const noexcept
 	{
@@ -1054,7 +1068,7 @@ class mr_remote : public detail::unique_handle<rpma_mr_remote, &rpma_mr_remote_d
       public:
 	using unique_handle::unique_handle;
 
-	/* a peer's region as it sent it (untrusted bytes) */
+	/* a peer's region as it sent it (untrusted bytes, copied) */
 	static result<mr_remote> from_descriptor(span<const std::byte> desc) noexcept
 	{
 		return detail::fetch<mr_remote>(&rpma_mr_remote_from_descriptor, desc.data(),
@@ -1104,12 +1118,13 @@ class srq_cfg : public detail::unique_handle<rpma_srq_cfg, &rpma_srq_cfg_delete>
 
 /* --------------------------------------------------------------------- srq */
 
-/* A shared receive queue; the connections that use it must go first. */
+/* A shared receive queue; its peer must outlive it, the connections that use it go first. */
 class srq : public detail::unique_handle<rpma_srq, &rpma_srq_delete>
 {
       public:
 	using unique_handle::unique_handle;
 
+	/* the configuration is read by the call only */
 	static result<srq> create(peer &p) noexcept
 	{
 		return detail::fetch<srq>(&rpma_srq_new, p.get(), nullptr);
@@ -1118,19 +1133,25 @@ class srq : public detail::unique_handle<rpma_srq, &rpma_srq_delete>
 	{
 		return detail::fetch<srq>(&rpma_srq_new, p.get(), cfg.get());
 	}
+	static result<srq> create(const peer &&) = delete;
+	static result<srq> create(const peer &&, const srq_cfg &) = delete;
 
+	/* dst until the receive completes */
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
 			  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
 		    rpma_srq_recv(ptr_, dst.get(), offset, len, op_context));
 	}
+	result<void> recv(const mr_local &&, std::size_t, std::size_t,
+			  const void * = nullptr) = delete;
 
 	/* the receive CQ (an empty view when the SRQ has none) */
-	result<cq> get_rcq() const noexcept
+	result<cq> get_rcq() const &noexcept
 	{
 		return detail::fetch<cq>(&rpma_srq_get_rcq, ptr_);
 	}
+	result<cq> get_rcq() const && = delete;
 };
 
 /* ---------------------------------------------------------------- conn_cfg */
@@ -1198,11 +1219,15 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 		return detail::fetch(&rpma_conn_cfg_get_compl_channel, ptr_);
 	}
 
-	/* the shared RQ is not owned by the configuration: it must outlive its use */
+	/*
+	 * The configuration keeps the shared RQ (not owned) for the
+	 * connections made with it: s must outlive them.
+	 */
 	result<void> set_srq(const srq &s) noexcept
 	{
 		return result<void>::from_code(rpma_conn_cfg_set_srq(ptr_, s.get()));
 	}
+	result<void> set_srq(const srq &&) = delete;
 	result<void> clear_srq() noexcept
 	{
 		return result<void>::from_code(rpma_conn_cfg_set_srq(ptr_, nullptr));
@@ -1225,7 +1250,8 @@ struct conn_wait_result {
 /*
  * A connection. The owner deletes it but does not disconnect it: call
  * disconnect() and wait for RPMA_CONN_CLOSED first for an orderly close.
- * The regions it reads and writes, and its peer, must outlive it.
+ * Its peer must outlive it, and a local region must outlive every
+ * operation in flight on it; a remote region is read by the call only.
  */
 class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 {
@@ -1242,11 +1268,13 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	}
 
 	/* the peer's private data (untrusted), valid while the connection lives */
-	result<span<const std::byte>> get_private_data() const noexcept
+	result<span<const std::byte>> get_private_data() const &noexcept
 	{
 		return detail::private_data(&rpma_conn_get_private_data, ptr_);
 	}
+	result<span<const std::byte>> get_private_data() const && = delete;
 
+	/* the configuration is read by the call only */
 	result<void> apply_remote_peer_cfg(const peer_cfg &pcfg) noexcept
 	{
 		return result<void>::from_code(rpma_conn_apply_remote_peer_cfg(ptr_, pcfg.get()));
@@ -1257,22 +1285,24 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 		return detail::fetch(&rpma_conn_get_qp_num, ptr_);
 	}
 
-	result<cq> get_cq() const noexcept
+	result<cq> get_cq() const &noexcept
 	{
 		return detail::fetch<cq>(&rpma_conn_get_cq, ptr_);
 	}
+	result<cq> get_cq() const && = delete;
 	/* the receive CQ (an empty view when the connection has none) */
-	result<cq> get_rcq() const noexcept
+	result<cq> get_rcq() const &noexcept
 	{
 		return detail::fetch<cq>(&rpma_conn_get_rcq, ptr_);
 	}
+	result<cq> get_rcq() const && = delete;
 
 	result<int> get_compl_fd() const noexcept
 	{
 		return detail::fetch(&rpma_conn_get_compl_fd, ptr_);
 	}
 	/* waits on the shared completion channel: which CQ has completions */
-	result<conn_wait_result> wait() noexcept
+	result<conn_wait_result> wait() &noexcept
 	{
 		rpma_cq *c = nullptr;
 		bool is_rcq = false;
@@ -1280,6 +1310,7 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 			return rpma::error(ret);
 		return conn_wait_result{ cq(c), is_rcq };
 	}
+	result<conn_wait_result> wait() && = delete;
 
 	result<void> disconnect() noexcept
 	{
@@ -1296,6 +1327,8 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 							 src_offset, len, static_cast<int>(flags),
 							 op_context));
 	}
+	result<void> read(const mr_local &&, std::size_t, const mr_remote &, std::size_t,
+			  std::size_t, flag, const void * = nullptr) = delete;
 
 	result<void> write(const mr_remote &dst, std::size_t dst_offset, const mr_local &src,
 			   std::size_t src_offset, std::size_t len, flag flags,
@@ -1305,6 +1338,8 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 							  src_offset, len, static_cast<int>(flags),
 							  op_context));
 	}
+	result<void> write(const mr_remote &, std::size_t, const mr_local &&, std::size_t,
+			   std::size_t, flag, const void * = nullptr) = delete;
 
 	result<void> write_with_imm(const mr_remote &dst, std::size_t dst_offset,
 				    const mr_local &src, std::size_t src_offset, std::size_t len,
@@ -1315,6 +1350,9 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 		    rpma_write_with_imm(ptr_, dst.get(), dst_offset, src.get(), src_offset, len,
 					static_cast<int>(flags), imm, op_context));
 	}
+	result<void> write_with_imm(const mr_remote &, std::size_t, const mr_local &&, std::size_t,
+				    std::size_t, flag, std::uint32_t,
+				    const void * = nullptr) = delete;
 
 	/* 8 bytes at an RPMA_ATOMIC_WRITE_ALIGNMENT-aligned offset, copied by the call */
 	result<void> atomic_write(const mr_remote &dst, std::size_t dst_offset,
@@ -1348,6 +1386,8 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 		return result<void>::from_code(
 		    rpma_send(ptr_, src.get(), offset, len, static_cast<int>(flags), op_context));
 	}
+	result<void> send(const mr_local &&, std::size_t, std::size_t, flag,
+			  const void * = nullptr) = delete;
 
 	result<void> send_with_imm(const mr_local &src, std::size_t offset, std::size_t len,
 				   flag flags, std::uint32_t imm,
@@ -1356,25 +1396,31 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 		return result<void>::from_code(rpma_send_with_imm(
 		    ptr_, src.get(), offset, len, static_cast<int>(flags), imm, op_context));
 	}
+	result<void> send_with_imm(const mr_local &&, std::size_t, std::size_t, flag, std::uint32_t,
+				   const void * = nullptr) = delete;
 
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
 			  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(rpma_recv(ptr_, dst.get(), offset, len, op_context));
 	}
+	result<void> recv(const mr_local &&, std::size_t, std::size_t,
+			  const void * = nullptr) = delete;
 };
 
 /* ---------------------------------------------------------------- conn_req */
 
 /*
  * A connection request: outgoing (create) or incoming (ep::next_conn_req).
- * Deleting an incoming one rejects it.
+ * Deleting an incoming one rejects it. Its peer must outlive it and the
+ * connection made from it.
  */
 class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_delete>
 {
       public:
 	using unique_handle::unique_handle;
 
+	/* the configuration is read by the call only */
 	static result<conn_req> create(peer &p, const char *addr, const char *port) noexcept
 	{
 		return detail::fetch<conn_req>(&rpma_conn_req_new, p.get(), addr, port, nullptr);
@@ -1384,12 +1430,15 @@ class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_dele
 	{
 		return detail::fetch<conn_req>(&rpma_conn_req_new, p.get(), addr, port, cfg.get());
 	}
+	static result<conn_req> create(const peer &&, const char *, const char *) = delete;
+	static result<conn_req> create(const peer &&, const char *, const char *,
+				       const conn_cfg &) = delete;
 
 	/*
 	 * Connects (outgoing) or accepts (incoming). The request is consumed
 	 * whatever the outcome, as rpma_conn_req_connect does: *this is
-	 * empty afterwards. Private data longer than 255 bytes is
-	 * errc::inval, and then nothing is consumed.
+	 * empty afterwards. Private data (copied by the call) longer than
+	 * 255 bytes is errc::inval, and then nothing is consumed.
 	 */
 	result<conn> connect() noexcept
 	{
@@ -1400,7 +1449,7 @@ class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_dele
 		if (private_data.size() > UINT8_MAX)
 			return errc::inval;
 		if (private_data.empty())
-			return detail::fetch<conn>(&rpma_conn_req_connect, &ptr_, nullptr);
+			return connect();
 		/* the library only reads the bytes; the 1.x struct has no const */
 		rpma_conn_private_data pdata{ const_cast<void *>(
 						  static_cast<const void *>(private_data.data())),
@@ -1408,19 +1457,22 @@ class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_dele
 		return detail::fetch<conn>(&rpma_conn_req_connect, &ptr_, &pdata);
 	}
 
-	/* a receive posted before the connection exists */
+	/* a receive posted before the connection exists: dst until it completes */
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
 			  const void *op_context = nullptr) noexcept
 	{
 		return result<void>::from_code(
 		    rpma_conn_req_recv(ptr_, dst.get(), offset, len, op_context));
 	}
+	result<void> recv(const mr_local &&, std::size_t, std::size_t,
+			  const void * = nullptr) = delete;
 
 	/* the requester's private data (untrusted), valid while the request lives */
-	result<span<const std::byte>> get_private_data() const noexcept
+	result<span<const std::byte>> get_private_data() const &noexcept
 	{
 		return detail::private_data(&rpma_conn_req_get_private_data, ptr_);
 	}
+	result<span<const std::byte>> get_private_data() const && = delete;
 };
 
 /* ---------------------------------------------------------------------- ep */
@@ -1431,16 +1483,19 @@ class ep : public detail::unique_handle<rpma_ep, &rpma_ep_shutdown>
       public:
 	using unique_handle::unique_handle;
 
+	/* the peer must outlive the endpoint and the requests it gives */
 	static result<ep> listen(peer &p, const char *addr, const char *port) noexcept
 	{
 		return detail::fetch<ep>(&rpma_ep_listen, p.get(), addr, port);
 	}
+	static result<ep> listen(const peer &&, const char *, const char *) = delete;
 
 	result<int> get_fd() const noexcept
 	{
 		return detail::fetch(&rpma_ep_get_fd, ptr_);
 	}
 
+	/* the configuration is read by the call only */
 	result<conn_req> next_conn_req() noexcept
 	{
 		return detail::fetch<conn_req>(&rpma_ep_next_conn_req, ptr_, nullptr);

@@ -222,6 +222,87 @@ static_assert(waits_with<std::chrono::milliseconds>::value &&
 	      "wait_completion takes whole milliseconds or coarser");
 static_assert(rpma::default_timeout.count() == RPMA_DEFAULT_TIMEOUT_MS, "default timeout");
 
+/*
+ * A call that keeps using an object after it returns takes no temporary;
+ * views are not taken from temporary owners. Each pair says: the call
+ * compiles with lvalues, and not with the temporary (a deleted overload).
+ * compile_fail/ checks the diagnostics of the same mistakes.
+ */
+template <class T> T &lvalue();
+/* name<T>::value: whether the call compiles, T the type of the argument under test */
+#define RPMA_CALL(name, ...)                                                                       \
+	template <class T, class = void> struct name : std::false_type {                            \
+	};                                                                                         \
+	template <class T> struct name<T, std::void_t<decltype(__VA_ARGS__)>> : std::true_type {    \
+	};
+RPMA_CALL(reg_ptr, rpma::mr_local::reg(std::declval<T>(), nullptr, 0, rpma::usage::read_src))
+RPMA_CALL(reg_span, rpma::mr_local::reg(std::declval<T>(), rpma::span<std::byte>(),
+					rpma::usage::read_src))
+RPMA_CALL(listen, rpma::ep::listen(std::declval<T>(), "", ""))
+RPMA_CALL(req_create, rpma::conn_req::create(std::declval<T>(), "", ""))
+RPMA_CALL(req_create_cfg,
+	  rpma::conn_req::create(std::declval<T>(), "", "", lvalue<const rpma::conn_cfg>()))
+RPMA_CALL(srq_create, rpma::srq::create(std::declval<T>()))
+RPMA_CALL(srq_create_cfg, rpma::srq::create(std::declval<T>(), lvalue<const rpma::srq_cfg>()))
+RPMA_CALL(set_srq, lvalue<rpma::conn_cfg>().set_srq(std::declval<T>()))
+RPMA_CALL(read, lvalue<rpma::conn>().read(std::declval<T>(), 0, lvalue<const rpma::mr_remote>(),
+					  0, 0, rpma::flag::completion_always))
+RPMA_CALL(write, lvalue<rpma::conn>().write(lvalue<const rpma::mr_remote>(), 0, std::declval<T>(),
+					    0, 0, rpma::flag::completion_always))
+RPMA_CALL(write_with_imm,
+	  lvalue<rpma::conn>().write_with_imm(lvalue<const rpma::mr_remote>(), 0, std::declval<T>(),
+					      0, 0, rpma::flag::completion_always, 0u))
+RPMA_CALL(send, lvalue<rpma::conn>().send(std::declval<T>(), 0, 0, rpma::flag::completion_always))
+RPMA_CALL(send_with_imm, lvalue<rpma::conn>().send_with_imm(std::declval<T>(), 0, 0,
+							    rpma::flag::completion_always, 0u))
+RPMA_CALL(recv, lvalue<rpma::conn>().recv(std::declval<T>(), 0, 0))
+RPMA_CALL(req_recv, lvalue<rpma::conn_req>().recv(std::declval<T>(), 0, 0))
+RPMA_CALL(srq_recv, lvalue<rpma::srq>().recv(std::declval<T>(), 0, 0))
+RPMA_CALL(get_cq, std::declval<T>().get_cq())
+RPMA_CALL(get_rcq, std::declval<T>().get_rcq())
+RPMA_CALL(get_private_data, std::declval<T>().get_private_data())
+RPMA_CALL(wait, std::declval<T>().wait())
+
+template <template <class, class> class Call, class T> constexpr bool lvalue_only()
+{
+	return Call<T &, void>::value && !Call<T, void>::value && !Call<const T, void>::value;
+}
+static_assert(lvalue_only<reg_ptr, rpma::peer>() && lvalue_only<reg_span, rpma::peer>() &&
+	      lvalue_only<listen, rpma::peer>() && lvalue_only<req_create, rpma::peer>() &&
+	      lvalue_only<req_create_cfg, rpma::peer>() && lvalue_only<srq_create, rpma::peer>() &&
+	      lvalue_only<srq_create_cfg, rpma::peer>(),
+	      "the peer of what is created from it");
+static_assert(lvalue_only<set_srq, rpma::srq>(), "the shared RQ of a configuration");
+static_assert(lvalue_only<read, rpma::mr_local>() && lvalue_only<write, rpma::mr_local>() &&
+	      lvalue_only<write_with_imm, rpma::mr_local>() && lvalue_only<send, rpma::mr_local>() &&
+	      lvalue_only<send_with_imm, rpma::mr_local>() && lvalue_only<recv, rpma::mr_local>() &&
+	      lvalue_only<req_recv, rpma::mr_local>() && lvalue_only<srq_recv, rpma::mr_local>(),
+	      "the local region of an operation in flight");
+static_assert(lvalue_only<get_cq, rpma::conn>() && lvalue_only<get_rcq, rpma::conn>() &&
+	      lvalue_only<get_rcq, rpma::srq>() && lvalue_only<get_private_data, rpma::conn>() &&
+	      lvalue_only<get_private_data, rpma::conn_req>() && lvalue_only<wait, rpma::conn>(),
+	      "views into an owner");
+
+/* what a call only reads while it runs may well be a temporary */
+RPMA_CALL(write_dst, lvalue<rpma::conn>().write(std::declval<T>(), 0, lvalue<const rpma::mr_local>(),
+						0, 0, rpma::flag::completion_always))
+RPMA_CALL(flush_dst, lvalue<rpma::conn>().flush(std::declval<T>(), 0, 0,
+						rpma::flush_type::persistent,
+						rpma::flag::completion_always))
+RPMA_CALL(apply_peer_cfg, lvalue<rpma::conn>().apply_remote_peer_cfg(std::declval<T>()))
+RPMA_CALL(next_conn_req_cfg, lvalue<rpma::ep>().next_conn_req(std::declval<T>()))
+RPMA_CALL(req_create_with_cfg,
+	  rpma::conn_req::create(lvalue<rpma::peer>(), "", "", std::declval<T>()))
+RPMA_CALL(srq_create_with_cfg, rpma::srq::create(lvalue<rpma::peer>(), std::declval<T>()))
+RPMA_CALL(connect_with, lvalue<rpma::conn_req>().connect(std::declval<T>()))
+static_assert(write_dst<rpma::mr_remote>::value && flush_dst<rpma::mr_remote>::value &&
+	      apply_peer_cfg<rpma::peer_cfg>::value && next_conn_req_cfg<rpma::conn_cfg>::value &&
+	      req_create_with_cfg<rpma::conn_cfg>::value &&
+	      srq_create_with_cfg<rpma::srq_cfg>::value &&
+	      connect_with<std::vector<std::byte>>::value,
+	      "a remote region, a configuration, private data: read by the call only");
+#undef RPMA_CALL
+
 /* the data path must not be able to throw */
 static_assert(noexcept(std::declval<rpma::conn &>().write(
 		      std::declval<const rpma::mr_remote &>(), 0,

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * reg_temporary_peer.cpp -- must not compile (see compile_fail.py)
+ *
+ * A region registered with a peer that dies at once.
+ *
+ * expect: \breg\b
+ */
+
+#include <rpma.hpp>
+
+rpma::peer make_peer();
+
+rpma::result<rpma::mr_local> region([[maybe_unused]] rpma::peer &peer, char (&buf)[64])
+{
+#ifdef RPMA_CONTROL
+	return rpma::mr_local::reg(peer, buf, sizeof(buf), rpma::usage::write_src);
+#else
+	return rpma::mr_local::reg(make_peer(), buf, sizeof(buf), rpma::usage::write_src);
+#endif
+}
