@@ -33,6 +33,13 @@
  * compile. Likewise a view (a CQ, private data) cannot be taken from a
  * temporary owner, nor a member reached through `->` of a temporary result.
  *
+ * Wrapping a C function: one that only returns a code is
+ * result<void>::from_code(rpma_x(...)); one that gives a value through its
+ * last parameter is detail::fetch<T>(&rpma_x, args...), T being the C++
+ * type of that value. A parameter the C side keeps after the call gets a
+ * deleted `const T &&` overload. A set of C constants is a scoped enum of
+ * their values; if they combine, detail::bitmask<E> gives it the operators.
+ *
  * Buffers are rpma::span, one type in every language standard, made from
  * arrays, contiguous containers and std::span (RPMA_HPP_STD_SPAN is
  * defined when the standard library has std::span: rpma::span then
@@ -586,8 +593,8 @@ template <class T, std::size_t N> struct is_std_span<std::span<T, N>> : std::tru
  * same tokens, whatever the language standard, so that it never changes
  * the signature of a function that takes one. Made implicitly from a C
  * array, a contiguous container (anything std::data and std::size apply
- * to: std::vector, std::array, std::string, std::span, ...) and a span of
- * the same or less const elements; explicitly from a pointer and a size.
+ * to: std::vector, std::array, std::string, std::span, ...), a span of
+ * the same or less const elements, and a pointer and a size ({ptr, n}).
  * As std::span, it is made from a temporary container only when its
  * elements are const (or the container is a std::span). Where there is
  * std::span, an rpma::span converts to it too: it is a borrowed range.

@@ -482,6 +482,8 @@ void check_span()
 	rpma::span<const std::byte> from_array = arr;
 	check(from_array.size() == 6 && from_array.data() == arr.data(), "span from a std::array");
 	check(rpma::as_writable_bytes(from_vector).size() == 4 * sizeof(int), "as_writable_bytes");
+	auto length = [](rpma::span<const int> s) { return s.size(); };
+	check(length({ vec.data() + 1, 2 }) == 2, "span from a pointer and a size, in braces");
 #ifdef RPMA_HPP_STD_SPAN
 	std::span<int> std_span(vec);
 	rpma::span<int> from_std = std_span;
