@@ -162,13 +162,15 @@ class rpma_error_category final : public std::error_category
 	}
 };
 
+/* constant-initialized: reaching it takes no guard, even on the data path */
+inline const rpma_error_category category_instance{};
+
 } /* namespace detail */
 
 /* The category of the RPMA_E_* codes: name "rpma", messages of rpma_err_2str. */
 inline const std::error_category &category() noexcept
 {
-	static const detail::rpma_error_category instance;
-	return instance;
+	return detail::category_instance;
 }
 
 inline std::error_code make_error_code(errc e) noexcept
