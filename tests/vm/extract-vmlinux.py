@@ -7,15 +7,28 @@ usage: extract-vmlinux.py BZIMAGE VMLINUX
 Debian's amd64 kernels are XZ-compressed bzImages. QEMU can boot the bare
 ELF image through the PVH entry note (CONFIG_PVH=y), which skips the
 decompression done inside the guest: under TCG that is several seconds per
-boot. XZ, then gzip and zstd (when the module is available) are tried; the
-first stream that decompresses to an ELF image wins.
+boot. XZ, then gzip and zstd (Debian 13's kernels; with the zstandard module
+or else the zstd program) are tried; the first stream that decompresses to
+an ELF image wins.
 """
 
 import gzip
 import lzma
 import os
+import shutil
+import subprocess
 import sys
 import zlib
+
+
+def zstd_program(data):
+    """Decompress the first zstd frame of data with the zstd program, which
+    complains about what follows the frame but writes the frame out."""
+    out = subprocess.run(['zstd', '-dcq'], input=data, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, check=False).stdout
+    if not out:
+        raise ValueError('zstd wrote nothing')
+    return out
 
 
 def candidates(data):
@@ -30,7 +43,8 @@ def candidates(data):
         magics.append(('zstd', b'\x28\xb5\x2f\xfd',
                        lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b)))
     except ImportError:
-        pass
+        if shutil.which('zstd'):
+            magics.append(('zstd', b'\x28\xb5\x2f\xfd', zstd_program))
     for name, magic, fn in magics:
         pos = data.find(magic)
         while pos >= 0:
