@@ -3,7 +3,18 @@
 # Shared functions of the VM harness (sourced by setup.sh, run-in-vm.sh and
 # run-suite.sh; not executable on its own).
 #
-# Cache layout under BUILDDIR/vm/:
+# Flavors: which root and kernel the guest boots.
+#   host    (default) the host's own / as the guest's root and the kernel
+#           Debian ships for it (Debian 12: Linux 6.1, rdma-core 44);
+#           cached in BUILDDIR/vm/
+#   trixie  a Debian 13 root made with debootstrap and Debian 13's kernel
+#           (Linux 6.12, rdma-core 56: RDMA FLUSH and ATOMIC WRITE on rxe);
+#           cached in BUILDDIR/vm/trixie/, the project built inside that
+#           root in BUILDDIR/trixie-build (build-in-root.sh)
+#
+# Cache layout under BUILDDIR/vm/ (or BUILDDIR/vm/trixie/):
+#   root/              (trixie) the Debian 13 root; root.stamp lists the
+#                      packages installed in it
 #   state              key=value lines written by setup.sh (KPKG, KV, ...)
 #   debs/              the downloaded kernel image package
 #   kernel/            the package unpacked (boot/, lib/modules/KV/), plus
@@ -30,13 +41,60 @@ now() { date +%s.%N; }
 # elapsed START [END] -> seconds with one decimal
 elapsed() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.1f", b - a }'; }
 
-# vm_init BUILDDIR: set the cache paths
+# vm_init BUILDDIR [FLAVOR]: set the cache paths of the flavor (host)
+#   VM_DIR    the flavor's cache
+#   VM_ROOT   the guest's root on the host
+#   VM_FLAVOR_BUILD  where the project is built inside VM_ROOT (trixie)
 vm_init() {
 	[ -n "${1:-}" ] || die "no build directory given"
 	[ -d "$1" ] || die "build directory $1 does not exist"
 	VM_BUILDDIR=$(cd "$1" && pwd)
-	VM_DIR=$VM_BUILDDIR/vm
+	VM_FLAVOR=${2:-host}
+	case "$VM_FLAVOR" in
+	host)
+		VM_DIR=$VM_BUILDDIR/vm
+		VM_ROOT=/
+		VM_FLAVOR_BUILD=
+		;;
+	trixie)
+		VM_DIR=$VM_BUILDDIR/vm/trixie
+		VM_ROOT=$VM_DIR/root
+		VM_FLAVOR_BUILD=$VM_BUILDDIR/trixie-build
+		;;
+	*) die "unknown flavor '$VM_FLAVOR' (host or trixie)" ;;
+	esac
 	VM_STATE=$VM_DIR/state
+}
+
+# in_root COMMAND...: run COMMAND in the flavor's root. The host flavor's
+# root is /: the command runs as it is. Otherwise it runs chrooted, in a
+# private mount namespace (the mounts vanish with it) with /proc, /dev, the
+# source tree and the build directory mounted at their own paths, and a
+# clean environment.
+in_root() {
+	if [ "$VM_ROOT" = / ]; then
+		"$@"
+		return
+	fi
+	local keep=() v
+	for v in http_proxy https_proxy no_proxy; do
+		[ -z "${!v:-}" ] || keep+=("$v=${!v}")
+	done
+	unshare --mount --propagation private -- /bin/bash -c '
+		set -e
+		r=$1 top=$2 build=$3
+		shift 3
+		mount -t proc proc "$r/proc"
+		mount --rbind /dev "$r/dev"
+		# the outer one first: a directory inside it stays visible
+		[ ${#build} -ge ${#top} ] || { d=$top top=$build build=$d; }
+		for d in "$top" "$build"; do
+			mkdir -p "$r$d"
+			mount --bind "$d" "$r$d"
+		done
+		exec chroot "$r" "$@"' in_root "$VM_ROOT" "$VM_TOPDIR" "$VM_BUILDDIR" \
+		/usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "${keep[@]}" "$@"
 }
 
 # state_get KEY -> value from BUILDDIR/vm/state (empty when unset)
@@ -65,6 +123,14 @@ host_rdma_addr() {
 			return 0
 		done
 	done
+}
+
+# setup_lock: two set-ups (or a set-up and a build in the root) of the same
+# flavor must not interleave
+setup_lock() {
+	mkdir -p "$VM_DIR"
+	exec 7>>"$VM_DIR/setup.lock"
+	flock -w 3600 7 || die "timed out waiting for $VM_DIR/setup.lock"
 }
 
 # Machine-wide lock: one VM at a time (TCG keeps both cores busy). The

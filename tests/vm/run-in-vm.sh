@@ -9,6 +9,9 @@
 # (9p, read-only, tmpfs overlay on top) and the source tree, BUILDDIR and the
 # current directory are shared read-write at the same paths, so host-built
 # binaries run unchanged and files written there are seen by the host.
+# With --flavor trixie the guest boots Debian 13's kernel and its root is
+# the Debian 13 root of BUILDDIR/vm/trixie (shared the same way): run there
+# what build-in-root.sh built in BUILDDIR/trixie-build.
 # Inside the guest the provider's device is created on a dummy netdev that
 # carries 192.0.2.1/32 (rdma_cm does not work on lo); COMMAND runs in the
 # current directory with `ulimit -l unlimited`, stdin from /dev/null, its
@@ -25,9 +28,14 @@
 # unless already set.
 #
 # OPTIONS
+#   --flavor host|trixie      the guest's root and kernel (see lib.sh);
+#                   host (the default) is the host's / and Debian 12's kernel
 #   --provider rxe|siw|none   soft-RoCE (default), soft-iWARP, or no device
-#   --pmem          emulated persistent memory as device DAX (/dev/dax0.0,
-#                   502 MiB; the guest gets 3 GiB with memmap=512M!2G)
+#   --pmem          emulated persistent memory as device DAX (/dev/dax0.0).
+#                   host flavor: legacy pmem (memmap=512M!2G, 3 GiB guest,
+#                   502 MiB); trixie flavor: a 512 MiB QEMU NVDIMM (ACPI
+#                   NFIT), the kind rxe accepts for IBV_ACCESS_FLUSH_PERSISTENT
+#                   (README.md); RPMA_VM_PMEM=legacy|nvdimm overrides
 #   --timeout SEC   limit for COMMAND (default 600, RPMA_VM_TIMEOUT)
 #   --env NAME=VAL  extra environment for COMMAND (repeatable)
 #   --share DIR     one more directory shared read-write (repeatable)
@@ -49,7 +57,7 @@ set -uo pipefail
 export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 
 usage() {
-	echo "usage: $0 BUILDDIR [--provider rxe|siw|none] [--pmem] [--timeout SEC] [--env N=V] [--share DIR] [--no-setup] [--keep] [--quiet] -- COMMAND..." >&2
+	echo "usage: $0 BUILDDIR [--flavor host|trixie] [--provider rxe|siw|none] [--pmem] [--timeout SEC] [--env N=V] [--share DIR] [--no-setup] [--keep] [--quiet] -- COMMAND..." >&2
 	exit 2
 }
 
@@ -57,6 +65,7 @@ usage() {
 builddir=$1
 shift
 provider=rxe
+flavor=host
 pmem=0
 timeout_s=${RPMA_VM_TIMEOUT:-600}
 setup=1
@@ -67,6 +76,8 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--provider) [ $# -ge 2 ] || usage; provider=$2; shift 2 ;;
 	--provider=*) provider=${1#*=}; shift ;;
+	--flavor) [ $# -ge 2 ] || usage; flavor=$2; shift 2 ;;
+	--flavor=*) flavor=${1#*=}; shift ;;
 	--pmem) pmem=1; shift ;;
 	--timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
 	--env) [ $# -ge 2 ] || usage; extra_env+=("$2"); shift 2 ;;
@@ -83,10 +94,11 @@ case "$provider" in rxe | siw | none) ;; *) usage ;; esac
 case "$timeout_s" in '' | *[!0-9]*) usage ;; esac
 
 DIE_STATUS=125
-vm_init "$builddir"
+vm_init "$builddir" "$flavor"
 
-# --- a host with RDMA: no VM ------------------------------------------------
-if host_has_rdma; then
+# --- a host with RDMA: no VM (the host flavor only: another flavor is there
+# for its own kernel and userspace) -------------------------------------------
+if [ "$VM_FLAVOR" = host ] && host_has_rdma; then
 	msg "the host has an RDMA device: running the command here"
 	export RPMA_TEST_PROVIDER=host
 	[ -n "${RPMA_TEST_ADDR:-}" ] || RPMA_TEST_ADDR=$(host_rdma_addr)
@@ -103,16 +115,17 @@ fi
 
 # --- prepare ------------------------------------------------------------------
 if [ "$setup" = 1 ]; then
-	"$VM_SRCDIR/setup.sh" "$VM_BUILDDIR" --quiet || die "the VM set-up failed (see above)"
+	"$VM_SRCDIR/setup.sh" "$VM_BUILDDIR" --flavor "$VM_FLAVOR" --quiet || die "the VM set-up failed (see above)"
 fi
-[ "$(state_get COMPLETE)" = 1 ] || die "no VM in $VM_DIR: run tests/vm/setup.sh $VM_BUILDDIR"
+setup_hint="tests/vm/setup.sh $VM_BUILDDIR$([ "$VM_FLAVOR" = host ] || echo " --flavor $VM_FLAVOR")"
+[ "$(state_get COMPLETE)" = 1 ] || die "no VM in $VM_DIR: run $setup_hint"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found (package qemu-system-x86)"
 kv=$(state_get KV)
 kimg=$VM_DIR/kernel/boot/vmlinux-$kv
 [ -r "$kimg" ] || kimg=$VM_DIR/kernel/boot/vmlinuz-$kv
-[ -r "$kimg" ] || die "no kernel image in $VM_DIR/kernel/boot: run tests/vm/setup.sh $VM_BUILDDIR"
+[ -r "$kimg" ] || die "no kernel image in $VM_DIR/kernel/boot: run $setup_hint"
 initrd=$VM_DIR/initramfs.cpio.gz
-[ -r "$initrd" ] || die "no $initrd: run tests/vm/setup.sh $VM_BUILDDIR"
+[ -r "$initrd" ] || die "no $initrd: run $setup_hint"
 if [ "$provider" = siw ] && [ "$(state_get SIW)" != ok ]; then
 	die "siw.ko is not available: $(cat "$VM_DIR/siw/unavailable" 2>/dev/null || echo 'run setup.sh')"
 fi
@@ -150,9 +163,17 @@ trap 'exit 143' TERM
 	done
 } >"$job/env"
 
+# the kind of emulated pmem: rxe takes only NFIT-described pmem for
+# IBV_ACCESS_FLUSH_PERSISTENT, which the Debian 12 kernel does not offer
+pmem_kind=legacy
+[ "$VM_FLAVOR" = host ] || pmem_kind=nvdimm
+pmem_kind=${RPMA_VM_PMEM:-$pmem_kind}
+case "$pmem_kind" in legacy | nvdimm) ;; *) die "RPMA_VM_PMEM=$pmem_kind: legacy or nvdimm" ;; esac
+
 cat >"$job/conf" <<EOF
 PROVIDER=$provider
 PMEM=$pmem
+PMEM_KIND=$pmem_kind
 TIMEOUT=$timeout_s
 CWD=$(printf '%q' "$PWD")
 ADDR=$VM_ADDR
@@ -196,10 +217,20 @@ kvm) qaccel=(-accel kvm -cpu host) ;;
 esac
 
 mem=${RPMA_VM_MEM:-2048}
+machine=pc
 append="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic"
-if [ "$pmem" = 1 ]; then
+qpmem=()
+if [ "$pmem" = 1 ] && [ "$pmem_kind" = legacy ]; then
 	mem=${RPMA_VM_MEM:-3072}
 	append="$append memmap=512M!2G"
+elif [ "$pmem" = 1 ]; then
+	# a sparse file in the job directory backs the NVDIMM (no label area:
+	# one raw namespace, turned into device DAX by stage2.sh)
+	truncate -s 512M "$job/nvdimm.img" || die "cannot create $job/nvdimm.img"
+	machine=pc,nvdimm=on
+	mem="$mem,slots=2,maxmem=$((mem + 1024))M"
+	qpmem=(-object "memory-backend-file,id=nvmem0,share=on,mem-path=$job/nvdimm.img,size=512M"
+		-device nvdimm,id=nvdimm0,memdev=nvmem0)
 fi
 [ -z "${RPMA_VM_APPEND:-}" ] || append="$append $RPMA_VM_APPEND"
 append="$append rpmavm.job=$job rpmavm.stage2=$VM_SRCDIR/guest/stage2.sh"
@@ -221,7 +252,7 @@ vm_lock
 
 t0=$(now)
 timeout -k 10 $((timeout_s + 180)) \
-	qemu-system-x86_64 "${qaccel[@]}" -M pc -smp "${RPMA_VM_CPUS:-2}" -m "$mem" \
+	qemu-system-x86_64 "${qaccel[@]}" -M "$machine" -smp "${RPMA_VM_CPUS:-2}" -m "$mem" "${qpmem[@]}" \
 	-nodefaults -no-user-config -display none -vga none -no-reboot \
 	-kernel "$kimg" -initrd "$initrd" -append "$append" \
 	-serial "file:$job/console.log" \
@@ -229,7 +260,7 @@ timeout -k 10 $((timeout_s + 180)) \
 	-device virtio-serial-pci \
 	-chardev file,id=out,path=/dev/fdset/1,append=on -device virtconsole,chardev=out \
 	-chardev file,id=err,path=/dev/fdset/2,append=on -device virtconsole,chardev=err \
-	-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap" \
+	-fsdev "local,id=hostroot,path=$VM_ROOT,security_model=none,readonly=on,multidevs=remap" \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	-fsdev "local,id=job,path=$job,security_model=none" \
 	-device virtio-9p-pci,fsdev=job,mount_tag=job \
@@ -259,6 +290,7 @@ ready=$(elapsed "$T_BOOT" "$T_READY")
 cmd=$(elapsed "$T_READY" "$T_END")
 what=$provider
 [ "$pmem" = 1 ] && what="$what+pmem"
+[ "$VM_FLAVOR" = host ] || what="$VM_FLAVOR, $what"
 msg "VM ($what, $accel): boot $boot s, rdma set-up $ready s, command $cmd s, wall $wall s, status $RC"
 [ -z "${RPMA_VM_TIMES:-}" ] || echo "boot=$boot ready=$ready cmd=$cmd wall=$wall" >>"$RPMA_VM_TIMES"
 exit "$RC"

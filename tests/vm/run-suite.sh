@@ -1,11 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# usage: tests/vm/run-suite.sh BUILDDIR PROVIDER TEST_EXE...
+# usage: tests/vm/run-suite.sh BUILDDIR PROVIDER [--flavor F] [--build] TEST_EXE...
 #
 # Runs a list of RDMA test programs over PROVIDER (rxe or siw) in ONE boot
 # of the test VM (see run-in-vm.sh) and prints the results as TAP version
 # 13 on stdout, for `meson test` (protocol: 'tap').
+#
+# --flavor F  the guest's flavor (host, the default, or trixie; lib.sh)
+# --build     the TEST_EXEs are ninja targets of the flavor's build inside
+#             its root (BUILDDIR/trixie-build), built first with
+#             build-in-root.sh so that they are always current
 #
 # Each test runs under `timeout 120` with RPMA_TEST_ADDR=192.0.2.1,
 # RPMA_TEST_PROVIDER=PROVIDER, RPMA_TEST_DEVICE=rxe0|siw0 and
@@ -14,26 +19,46 @@
 # last line it printed), anything else fail.
 #
 # setup.sh runs first (fast when cached). When siw.ko could not be built,
-# every test of the siw suite is reported skipped with that reason. When
-# the VM itself cannot be prepared or booted the suite bails out with the
-# reason.
+# every test of the host flavor's siw suite is reported skipped with that
+# reason; another flavor's siw suite bails out with it (it was asked for
+# explicitly). When the VM itself cannot be prepared or booted, or the
+# build fails, the suite bails out with the reason.
 #
 # Exit status: 0 when no test failed, 1 otherwise.
 # Environment: RPMA_SUITE_TEST_TIMEOUT (s per test, 120),
-# RPMA_SUITE_VERBOSE=1 (show every test's output as TAP comments), and
+# RPMA_SUITE_VERBOSE=1 (show every test's output as TAP comments),
+# RPMA_SUITE_SHOW="NAME..." (show those programs' output), and
 # those of run-in-vm.sh.
 
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -ge 2 ] || { echo "usage: $0 BUILDDIR rxe|siw TEST_EXE..." >&2; exit 2; }
+usage() { echo "usage: $0 BUILDDIR rxe|siw [--flavor F] [--build] TEST_EXE..." >&2; exit 2; }
+[ $# -ge 2 ] || usage
 builddir=$1
 provider=$2
 shift 2
 case "$provider" in rxe | siw) ;; *) echo "run-suite: unknown provider $provider" >&2; exit 2 ;; esac
+flavor=host
+build=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--flavor) [ $# -ge 2 ] || usage; flavor=$2; shift 2 ;;
+	--build) build=1; shift ;;
+	*) break ;;
+	esac
+done
+targets=("$@")
 
 exes=()
-for e in "$@"; do exes+=("$(readlink -f "$e")"); done
+if [ "$build" = 1 ]; then
+	# the programs' paths, before they are built
+	vm_init "$builddir" "$flavor"
+	[ -n "$VM_FLAVOR_BUILD" ] || { echo "run-suite: the $flavor flavor builds on the host: no --build" >&2; exit 2; }
+	for e in "$@"; do exes+=("$VM_FLAVOR_BUILD/$e"); done
+else
+	for e in "$@"; do exes+=("$(readlink -f "$e")"); done
+fi
 total=${#exes[@]}
 
 echo "TAP version 13"
@@ -59,25 +84,42 @@ skip_all() {
 
 t_suite=$(now)
 [ -d "$builddir" ] || bail "build directory $builddir does not exist"
-vm_init "$builddir"
+(vm_init "$builddir" "$flavor") 2>/dev/null || bail "unknown flavor $flavor"
+vm_init "$builddir" "$flavor"
 
-# A host with its own RDMA device runs the tests directly; it has no soft
-# provider to pick, so the siw suite runs only over an iWARP device.
-if host_has_rdma && [ "$provider" = siw ]; then
+# The host flavor on a host with its own RDMA device runs the tests
+# directly; it has no soft provider to pick, so the siw suite runs only
+# over an iWARP device.
+on_host=0
+[ "$VM_FLAVOR" = host ] && host_has_rdma && on_host=1
+if [ "$on_host" = 1 ] && [ "$provider" = siw ]; then
 	grep -qs RNIC /sys/class/infiniband/*/node_type || skip_all "the host has RDMA devices, none of them iWARP"
 fi
 
-if ! host_has_rdma; then
+if [ "$on_host" = 0 ]; then
 	setup_log=$(mktemp)
 	trap 'rm -f "$setup_log"' EXIT
-	if ! "$VM_SRCDIR/setup.sh" "$VM_BUILDDIR" --quiet >"$setup_log" 2>&1; then
+	if ! "$VM_SRCDIR/setup.sh" "$VM_BUILDDIR" --flavor "$VM_FLAVOR" --quiet >"$setup_log" 2>&1; then
 		sed 's/^/# /' "$setup_log"
-		bail "the test VM could not be set up: $(grep 'error:' "$setup_log" | tail -n 1 | sed 's/^rpma-vm: error: //')"
+		bail "the $VM_FLAVOR test VM could not be set up: $(grep 'error:' "$setup_log" | tail -n 1 | sed 's/^rpma-vm: error: //')"
 	fi
 	sed 's/^/# /' "$setup_log"
 	if [ "$provider" = siw ] && [ "$(state_get SIW)" != ok ]; then
-		skip_all "siw.ko unavailable: $(cat "$VM_DIR/siw/unavailable" 2>/dev/null || echo unknown reason)"
+		reason="siw.ko unavailable: $(cat "$VM_DIR/siw/unavailable" 2>/dev/null || echo unknown reason)"
+		[ "$VM_FLAVOR" = host ] && skip_all "$reason"
+		bail "$reason (the $VM_FLAVOR flavor needs it; -Drdma_native_providers=rxe leaves siw out)"
 	fi
+fi
+
+if [ "$build" = 1 ]; then
+	t_build=$(now)
+	if ! "$VM_SRCDIR/build-in-root.sh" "$VM_BUILDDIR" --flavor "$VM_FLAVOR" --quiet "${targets[@]}" \
+		>"$setup_log" 2>&1; then
+		sed 's/^/# /' "$setup_log"
+		bail "building in the $VM_FLAVOR root failed: $(grep 'error:' "$setup_log" | tail -n 1 | sed 's/^rpma-vm: error: //')"
+	fi
+	tail -n 1 "$setup_log" | sed 's/^/# /'
+	echo "# built ${#targets[@]} programs in $VM_FLAVOR_BUILD ($VM_FLAVOR root) in $(elapsed "$t_build") s"
 fi
 
 pmem_opt=(--pmem)
@@ -96,7 +138,7 @@ while IFS= read -r line; do
 	"ok "*) done_n=$((done_n + 1)) ;;
 	"not ok "*) done_n=$((done_n + 1)) bad_n=$((bad_n + 1)) ;;
 	esac
-done < <(RPMA_VM_TIMES=$times "$VM_SRCDIR/run-in-vm.sh" "$VM_BUILDDIR" --no-setup \
+done < <(RPMA_VM_TIMES=$times "$VM_SRCDIR/run-in-vm.sh" "$VM_BUILDDIR" --flavor "$VM_FLAVOR" --no-setup \
 	--provider "$provider" "${pmem_opt[@]}" --timeout $((total * ${RPMA_SUITE_TEST_TIMEOUT:-120} + 60)) \
 	--env "RPMA_SUITE_TEST_TIMEOUT=${RPMA_SUITE_TEST_TIMEOUT:-120}" \
 	-- "$VM_SRCDIR/guest/suite.sh" "${exes[@]}" 2>"$vmerr")
@@ -123,5 +165,5 @@ if [ -s "$times" ]; then
 	eval "$(tail -n 1 "$times")"
 	echo "# boot ${boot} s, rdma set-up ${ready} s (guest uptime), tests ${cmd} s, VM wall ${wall} s"
 fi
-echo "# suite $provider: $total tests in $(elapsed "$t_suite") s"
+echo "# suite $provider ($VM_FLAVOR): $total tests in $(elapsed "$t_suite") s"
 exit $failed

@@ -1,64 +1,90 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# usage: tests/vm/setup.sh BUILDDIR [--force] [--no-siw] [--quiet]
+# usage: tests/vm/setup.sh BUILDDIR [--flavor host|trixie] [--force] [--no-siw] [--quiet]
 #
-# Prepares everything the RDMA test VM needs and caches it in BUILDDIR/vm/.
-# Idempotent: a second run only checks the cache (well under a second).
+# Prepares everything the RDMA test VM needs and caches it in BUILDDIR/vm/
+# (flavor trixie: BUILDDIR/vm/trixie/). Idempotent: a second run only checks
+# the cache (well under a second).
 #
 #  1. the Debian packages the VM uses (QEMU, busybox, rdma-core tools, ndctl,
 #     ...) are installed with apt-get when missing (needs root);
+#     flavor trixie: a Debian 13 root is made with debootstrap (from the
+#     mirror the host's apt uses) and the packages that building and
+#     testing the project need are installed in it; every later step that
+#     asks apt or builds runs in that root (chroot), so it takes Debian 13's
+#     packages and compiler;
 #  2. the kernel image package that linux-image-amd64 currently depends on
-#     is fetched with `apt-get download` and unpacked into BUILDDIR/vm/kernel
-#     (nothing is installed into /boot), followed by depmod;
+#     (in the flavor's root) is fetched with `apt-get download` and unpacked
+#     into the cache's kernel/ (nothing is installed into /boot), followed by
+#     depmod;
 #  3. the uncompressed vmlinux is extracted (faster boot under TCG);
 #  4. the initramfs (busybox + virtio/9p/overlay modules) is built;
 #  5. siw.ko, which Debian does not build, is compiled out of tree from
 #     linux-source of the same version against linux-headers of the image.
-#     Failing that, the reason is recorded and the siw suites are skipped.
+#     Failing that, the reason is recorded: the host flavor's siw suites
+#     report their tests skipped, the trixie flavor's fail with it.
 #
+# --flavor  host (the default): the host's root and Debian 12's kernel;
+#           trixie: a Debian 13 root and kernel (see lib.sh)
 # --force   redo every step (packages are still only installed when missing)
-# --no-siw  do not build siw.ko (the siw suites are then skipped)
+# --no-siw  do not build siw.ko (the siw suites cannot run)
 # --quiet   print nothing when the cache is complete
 #
 # Environment: RPMA_VM_KERNEL_DEB=/path/linux-image-*.deb uses that package
-# instead of downloading one (offline machines).
+# instead of downloading one (offline machines; host flavor only),
+# RPMA_VM_MIRROR the Debian mirror for debootstrap (default: the one the
+# host's apt uses).
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 
-usage() { echo "usage: $0 BUILDDIR [--force] [--no-siw] [--quiet]" >&2; exit 2; }
+usage() { echo "usage: $0 BUILDDIR [--flavor host|trixie] [--force] [--no-siw] [--quiet]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 builddir=$1
 shift
 force=0
 want_siw=${RPMA_VM_SIW:-1}
 quiet=0
-for a in "$@"; do
-	case "$a" in
+flavor=host
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--flavor) [ $# -ge 2 ] || usage; flavor=$2; shift ;;
+	--flavor=*) flavor=${1#*=} ;;
 	--force) force=1 ;;
 	--no-siw) want_siw=0 ;;
 	--quiet) quiet=1 ;;
 	*) usage ;;
 	esac
+	shift
 done
 
-vm_init "$builddir"
-mkdir -p "$VM_DIR"
-
-# Two setups of the same build directory must not interleave.
-exec 7>>"$VM_DIR/setup.lock"
-flock -w 3600 7 || die "timed out waiting for $VM_DIR/setup.lock"
+vm_init "$builddir" "$flavor"
+setup_lock
 
 t_setup=$(now)
 
-# Packages the VM needs on the host (the guest runs the host's userspace).
-# "package:command" -- the command is checked first, it is cheaper.
+# Packages the VM needs on the host. "package:command" -- the command is
+# checked first, it is cheaper. The host flavor's guest runs the host's
+# userspace: the RDMA tools are needed here.
 VM_PKGS="qemu-system-x86:qemu-system-x86_64 busybox-static:/bin/busybox kmod:depmod
-cpio:cpio iproute2:rdma rdma-core:rdma-ndd ibverbs-providers:
+cpio:cpio python3:python3 xz-utils:xz util-linux:flock"
+# What the trixie root holds: the build and test dependencies of the project
+# (tests/install-deps.sh lists Debian 12's), the guest's tools, and gcc and
+# make for siw.ko.
+ROOT_PKGS="meson ninja-build g++ pkg-config python3 libibverbs-dev librdmacm-dev
+libpmem2-dev libcmocka-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
+perftest ndctl daxctl kmod iproute2 util-linux bash valgrind gcc make procps"
+if [ "$VM_ROOT" = / ]; then
+	VM_PKGS="$VM_PKGS iproute2:rdma rdma-core:rdma-ndd ibverbs-providers:
 ibverbs-utils:ibv_devinfo rdmacm-utils:rping perftest:ib_write_lat
-ndctl:ndctl daxctl:daxctl python3:python3 xz-utils:xz util-linux:flock"
+ndctl:ndctl daxctl:daxctl"
+else
+	# zstd: Debian 13 compresses its kernel with it
+	VM_PKGS="$VM_PKGS debootstrap:debootstrap zstd:zstd"
+fi
+root_stamp=$VM_DIR/root.stamp
 
 initramfs_inputs=("$VM_SRCDIR/guest/init.sh" "$VM_SRCDIR/setup.sh")
 
@@ -67,6 +93,9 @@ cache_complete() {
 	local kv kimg
 	[ "$force" = 0 ] || return 1
 	[ "$(state_get COMPLETE)" = 1 ] || return 1
+	if [ "$VM_ROOT" != / ]; then
+		[ "$(cat "$root_stamp" 2>/dev/null)" = "$(echo $ROOT_PKGS)" ] || return 1
+	fi
 	kv=$(state_get KV)
 	[ -n "$kv" ] || return 1
 	kimg=$VM_DIR/kernel/boot/vmlinux-$kv
@@ -95,22 +124,27 @@ cache_complete() {
 }
 
 if cache_complete; then
-	[ "$quiet" = 1 ] || msg "setup: cached in $VM_DIR (kernel $(state_get KV), siw $(state_get SIW)) ($(elapsed "$t_setup") s)"
+	[ "$quiet" = 1 ] || msg "setup: $VM_FLAVOR cached in $VM_DIR (kernel $(state_get KV), siw $(state_get SIW)) ($(elapsed "$t_setup") s)"
 	exit 0
 fi
 
-msg "setting up the RDMA test VM in $VM_DIR"
+msg "setting up the RDMA test VM ($VM_FLAVOR) in $VM_DIR"
 
 step_t=0
 step() { step_t=$(now); msg "$*"; }
 step_done() { msg "  done ($(elapsed "$step_t") s)"; }
 
 # --- 1. packages ------------------------------------------------------------
+# With ROOT=/ (the default) these work on the host; with ROOT set to the
+# flavor's root (VM_ROOT), in that root.
+ROOT=/
+on_root() { if [ "$ROOT" = / ]; then "$@"; else in_root "$@"; fi; }
+
 # pkg_missing PKG... -> the ones not installed
 pkg_missing() {
 	local p s
 	for p in "$@"; do
-		s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+		s=$(dpkg-query --admindir="${ROOT%/}/var/lib/dpkg" -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
 		[ "$s" = installed ] || echo "$p"
 	done
 }
@@ -126,12 +160,12 @@ apt_install() {
 	fi
 	command -v apt-get >/dev/null || { echo "rpma-vm: apt-get not found (not a Debian system?)" >&2; return 1; }
 	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -q --no-install-recommends "$@" >"$VM_DIR/apt.log" 2>&1; then
+	if ! on_root apt-get install -y -q --no-install-recommends "$@" >"$VM_DIR/apt.log" 2>&1; then
 		if [ "$apt_updated" = 0 ]; then
 			apt_updated=1
 			msg "  refreshing the package lists (apt-get update)"
-			apt-get update -q >>"$VM_DIR/apt.log" 2>&1 || true
-			apt-get install -y -q --no-install-recommends "$@" >>"$VM_DIR/apt.log" 2>&1 && return 0
+			on_root apt-get update -q >>"$VM_DIR/apt.log" 2>&1 || true
+			on_root apt-get install -y -q --no-install-recommends "$@" >>"$VM_DIR/apt.log" 2>&1 && return 0
 		fi
 		tail -n 15 "$VM_DIR/apt.log" >&2
 		echo "rpma-vm: apt-get install $* failed (log: $VM_DIR/apt.log)" >&2
@@ -150,9 +184,49 @@ if [ -n "$missing" ]; then
 	step_done
 fi
 
+# --- 1b. the flavor's root --------------------------------------------------
+if [ "$VM_ROOT" != / ]; then
+	[ "$(id -u)" = 0 ] || die "making the $VM_FLAVOR root needs root (debootstrap, chroot)"
+	if [ "$force" = 1 ] || [ ! -x "$VM_ROOT/usr/bin/apt-get" ]; then
+		# the mirror the host's apt already uses
+		mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 2>/dev/null |
+			grep -m 1 '/debian/$' || true)
+		mirror=${RPMA_VM_MIRROR:-${mirror:-http://deb.debian.org/debian/}}
+		step "debootstrap $VM_FLAVOR from $mirror"
+		rm -f "$root_stamp"
+		rm -rf "$VM_ROOT" "$VM_ROOT.new"
+		if ! debootstrap --variant=minbase "$VM_FLAVOR" "$VM_ROOT.new" "$mirror" \
+			>"$VM_DIR/debootstrap.log" 2>&1; then
+			tail -n 10 "$VM_DIR/debootstrap.log" >&2
+			die "debootstrap $VM_FLAVOR failed (log: $VM_DIR/debootstrap.log)"
+		fi
+		# no services start in the root; no documentation is unpacked
+		printf '#!/bin/sh\nexit 101\n' >"$VM_ROOT.new/usr/sbin/policy-rc.d"
+		chmod 755 "$VM_ROOT.new/usr/sbin/policy-rc.d"
+		printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-exclude=/usr/share/man/*' \
+			'path-exclude=/usr/share/locale/*' 'path-include=/usr/share/locale/locale.alias' \
+			>"$VM_ROOT.new/etc/dpkg/dpkg.cfg.d/01rpma-vm-nodoc"
+		mv "$VM_ROOT.new" "$VM_ROOT"
+		step_done
+	fi
+	if [ "$(cat "$root_stamp" 2>/dev/null)" != "$(echo $ROOT_PKGS)" ]; then
+		ROOT=$VM_ROOT
+		# shellcheck disable=SC2086
+		missing=$(pkg_missing $ROOT_PKGS | tr '\n' ' ')
+		if [ -n "$missing" ]; then
+			step "installing in the $VM_FLAVOR root: $missing"
+			# shellcheck disable=SC2086
+			apt_install $missing || die "cannot install the packages the $VM_FLAVOR root needs"
+			step_done
+		fi
+		echo $ROOT_PKGS >"$root_stamp"
+	fi
+	ROOT=$VM_ROOT
+fi
+
 # --- 2. kernel image --------------------------------------------------------
 mkdir -p "$VM_DIR/debs"
-if [ -n "${RPMA_VM_KERNEL_DEB:-}" ]; then
+if [ -n "${RPMA_VM_KERNEL_DEB:-}" ] && [ "$VM_ROOT" = / ]; then
 	[ -r "$RPMA_VM_KERNEL_DEB" ] || die "RPMA_VM_KERNEL_DEB=$RPMA_VM_KERNEL_DEB is not readable"
 	kdeb=$(readlink -f "$RPMA_VM_KERNEL_DEB")
 	kpkg=$(dpkg-deb -f "$kdeb" Package)
@@ -160,14 +234,14 @@ else
 	kpkg=
 	[ "$force" = 1 ] || kpkg=$(state_get KPKG)
 	resolve_kpkg() {
-		apt-cache depends linux-image-amd64 2>/dev/null |
+		on_root apt-cache depends linux-image-amd64 2>/dev/null |
 			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }'
 	}
 	if [ -z "$kpkg" ]; then
 		kpkg=$(resolve_kpkg)
 		if [ -z "$kpkg" ] && [ "$(id -u)" = 0 ]; then
 			msg "  refreshing the package lists (apt-get update)"
-			apt-get update -q >"$VM_DIR/apt.log" 2>&1 || true
+			on_root apt-get update -q >"$VM_DIR/apt.log" 2>&1 || true
 			apt_updated=1
 			kpkg=$(resolve_kpkg)
 		fi
@@ -176,7 +250,8 @@ else
 	kdeb=$(ls "$VM_DIR/debs/${kpkg}_"*.deb 2>/dev/null | head -n 1 || true)
 	if [ -z "$kdeb" ]; then
 		step "downloading kernel $kpkg"
-		(cd "$VM_DIR/debs" && apt-get download -q "$kpkg" >"$VM_DIR/download.log" 2>&1) || {
+		on_root /bin/sh -c 'cd "$1" && apt-get download -q "$2"' sh "$VM_DIR/debs" "$kpkg" \
+			>"$VM_DIR/download.log" 2>&1 || {
 			tail -n 5 "$VM_DIR/download.log" >&2
 			die "apt-get download $kpkg failed (no network? set RPMA_VM_KERNEL_DEB to a local copy)"
 		}
@@ -192,9 +267,13 @@ if [ "$force" = 1 ] || [ "$(state_get KPKG)" != "$kpkg" ] || [ -z "$kv" ] ||
 	step "unpacking $(basename "$kdeb")"
 	rm -rf "$VM_DIR/kernel" "$VM_DIR/kernel.new"
 	dpkg-deb -x "$kdeb" "$VM_DIR/kernel.new"
+	# merged /usr (Debian 13): the modules are in usr/lib/modules
+	if [ ! -e "$VM_DIR/kernel.new/lib" ] && [ -d "$VM_DIR/kernel.new/usr/lib/modules" ]; then
+		ln -s usr/lib "$VM_DIR/kernel.new/lib"
+	fi
 	kv=$(ls "$VM_DIR/kernel.new/lib/modules" | head -n 1)
 	[ -n "$kv" ] || die "$kdeb holds no /lib/modules tree"
-	depmod -b "$VM_DIR/kernel.new" "$kv"
+	on_root depmod -b "$VM_DIR/kernel.new" "$kv"
 	mv "$VM_DIR/kernel.new" "$VM_DIR/kernel"
 	# a new kernel invalidates what was built for the old one
 	rm -f "$VM_DIR/initramfs.cpio.gz" "$VM_DIR/siw/unavailable"
@@ -229,7 +308,7 @@ if [ "$force" = 1 ] || [ "$stale" = 1 ]; then
 	cp /bin/busybox "$w/bin/busybox"
 	: >"$w/mods/order"
 	for m in virtio_pci virtio_console 9pnet_virtio 9p overlay; do
-		modprobe -d "$kroot" -S "$kv" --show-depends "$m" ||
+		on_root modprobe -d "$kroot" -S "$kv" --show-depends "$m" ||
 			die "module $m not found in $kmods"
 	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' | while read -r p; do
 		b=$(basename "$p")
@@ -254,7 +333,7 @@ siw_state=unavailable
 mkdir -p "$VM_DIR/siw"
 siw_fail() {
 	echo "$*" >"$VM_DIR/siw/unavailable"
-	warn "siw.ko not built: $* (the siw suites will be skipped)"
+	warn "siw.ko not built: $* (the $VM_FLAVOR siw suites cannot run)"
 }
 if [ "$want_siw" = 0 ]; then
 	echo "siw disabled (setup.sh --no-siw)" >"$VM_DIR/siw/unavailable"
@@ -275,10 +354,10 @@ else
 		if apt_install $missing; then step_done; else ok=0; siw_fail "cannot install $missing"; fi
 	fi
 	if [ "$ok" = 1 ]; then
-		srcver=$(dpkg-query -W -f='${Version}' "$srcpkg")
+		srcver=$(dpkg-query --admindir="${ROOT%/}/var/lib/dpkg" -W -f='${Version}' "$srcpkg")
 		[ "$srcver" = "$kversion" ] ||
 			warn "$srcpkg is $srcver but the kernel is $kversion; building siw.ko anyway"
-		tarball=$(ls /usr/src/"$srcpkg".tar.* 2>/dev/null | head -n 1 || true)
+		tarball=$(ls "${ROOT%/}/usr/src/$srcpkg".tar.* 2>/dev/null | head -n 1 || true)
 		if [ -z "$tarball" ]; then
 			siw_fail "no /usr/src/$srcpkg.tar.* (package $srcpkg)"
 		else
@@ -291,11 +370,11 @@ else
 				siw_fail "cannot unpack the siw sources from $tarball"
 			else
 				d=$VM_DIR/siw/src/$top/drivers/infiniband/sw/siw
-				if make -C "/usr/src/linux-headers-$kv" M="$d" CONFIG_RDMA_SIW=m -j"$(nproc)" modules \
+				if on_root make -C "/usr/src/linux-headers-$kv" M="$d" CONFIG_RDMA_SIW=m -j"$(nproc)" modules \
 					>>"$VM_DIR/siw/build.log" 2>&1 && [ -r "$d/siw.ko" ]; then
 					mkdir -p "$kmods/updates"
 					cp "$d/siw.ko" "$kmods/updates/siw.ko"
-					depmod -b "$kroot" "$kv"
+					on_root depmod -b "$kroot" "$kv"
 					magic=$(modinfo -F vermagic "$kmods/updates/siw.ko" | awk '{print $1}')
 					[ "$magic" = "$kv" ] || warn "siw.ko vermagic $magic differs from $kv"
 					rm -rf "$VM_DIR/siw/src"
@@ -320,4 +399,4 @@ COMPLETE=1
 EOF
 mv "$VM_STATE.new" "$VM_STATE"
 mkdir -p "$VM_DIR/jobs"
-msg "setup complete: kernel $kv ($kversion), siw $siw_state ($(elapsed "$t_setup") s)"
+msg "setup complete ($VM_FLAVOR): kernel $kv ($kversion), siw $siw_state ($(elapsed "$t_setup") s)"

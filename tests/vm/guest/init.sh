@@ -4,13 +4,15 @@
 # /init of the test VM's initramfs (busybox only). It builds the guest's
 # root and hands over to the host userspace:
 #   - loads the virtio, 9p and overlay modules listed in /mods/order;
-#   - mounts the host's / (9p tag "hostroot", read-only) under a tmpfs-backed
-#     overlay, so every host binary is there and the guest can write
-#     anywhere (writes vanish at power-off);
+#   - mounts the guest's root (9p tag "hostroot", read-only: the host's /,
+#     or the flavor's root such as the Debian 13 one) under a tmpfs-backed
+#     overlay, so every binary of that root is there and the guest can
+#     write anywhere (writes vanish at power-off);
 #   - mounts the job directory (tag "job") and the read-write shares listed
 #     in JOB/mounts ("tag path" lines) at their host paths;
-#   - bind-mounts the unpacked Debian module tree on /lib/modules/$(uname -r)
-#     so the host's modprobe loads the guest kernel's modules;
+#   - bind-mounts the unpacked Debian module tree (JOB/kmoddir, a host path:
+#     in the root, or else in a share) on /lib/modules/$(uname -r) so the
+#     root's modprobe loads the guest kernel's modules;
 #   - switch_root, then runs stage 2 (guest/stage2.sh) with bash.
 # Kernel command line: rpmavm.job=JOBDIR rpmavm.stage2=SCRIPT
 
@@ -55,7 +57,12 @@ fi
 KV=$(uname -r)
 KMODDIR=$(cat /job/kmoddir)
 mkdir -p "$R/lib/modules/$KV"
-mount --bind "$R$KMODDIR" "$R/lib/modules/$KV" || echo "rpma-vm guest: no module tree"
+# from the root when it is there (the host's / holds the build directory),
+# else once the shares are mounted
+kmods_bound=0
+if [ -d "$R$KMODDIR" ]; then
+	mount --bind "$R$KMODDIR" "$R/lib/modules/$KV" && kmods_bound=1
+fi
 
 mount --move /dev $R/dev
 mount -t proc proc $R/proc
@@ -74,6 +81,9 @@ while read -r tag path; do
 	mkdir -p "$R$path" 2>/dev/null
 	mount -t 9p -o "$P9,cache=mmap" "$tag" "$R$path" || echo "rpma-vm guest: cannot mount $path"
 done </job/mounts
+if [ $kmods_bound = 0 ]; then
+	mount --bind "$R$KMODDIR" "$R/lib/modules/$KV" || echo "rpma-vm guest: no module tree"
+fi
 
 mkdir -p "$R$JOB" 2>/dev/null
 mount --move /job "$R$JOB" || halt_now "cannot move the job directory"

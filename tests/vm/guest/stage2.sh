@@ -5,7 +5,9 @@
 # usage (by init.sh): stage2.sh JOBDIR
 #
 # JOBDIR/conf   shell assignments: PROVIDER (rxe|siw|none), PMEM (0|1),
-#               TIMEOUT (s), CWD, ADDR
+#               PMEM_KIND (legacy: memmap= e820 pmem; nvdimm: QEMU's
+#               emulated NVDIMM, described by ACPI NFIT), TIMEOUT (s), CWD,
+#               ADDR
 # JOBDIR/env    exports forwarded from the host
 # JOBDIR/cmd    the command (a bash script)
 # Results: JOBDIR/result (RC=, T_BOOT=, T_READY=, T_END= guest uptimes),
@@ -37,7 +39,7 @@ for t in /dev/hvc0 /dev/hvc1; do
 	stty -F "$t" raw -echo 2>/dev/null
 done
 
-PROVIDER=rxe PMEM=0 TIMEOUT=600 CWD=/ ADDR=192.0.2.1
+PROVIDER=rxe PMEM=0 PMEM_KIND=legacy TIMEOUT=600 CWD=/ ADDR=192.0.2.1
 . "$JOB/conf"
 
 ulimit -l unlimited # memory registration pins pages
@@ -89,14 +91,19 @@ rdma_pmem_up() {
 	esac
 	# dummy's default numdummies=1 creates dummy0 on load
 	[ -n "$mod" ] && mods+=(rdma_ucm dummy "$mod")
-	[ "$PMEM" = 1 ] && mods+=(nd_e820 nd_pmem dax_pmem device_dax)
+	if [ "$PMEM" = 1 ]; then
+		case "$PMEM_KIND" in
+		nvdimm) mods+=(nfit nd_pmem dax_pmem device_dax) ;;
+		*) mods+=(nd_e820 nd_pmem dax_pmem device_dax) ;;
+		esac
+	fi
 	if [ ${#mods[@]} -gt 0 ]; then
 		modprobe -a "${mods[@]}" || { log "cannot load ${mods[*]}"; return 1; }
 	fi
 	local nd_pid=
 	if [ "$PMEM" = 1 ]; then
 		wait_for 10 test -e /sys/bus/nd/devices/namespace0.0 ||
-			{ log "no emulated pmem (memmap= missing?)"; return 1; }
+			{ log "no emulated pmem ($PMEM_KIND: no namespace0.0)"; return 1; }
 		if [ ! -e /dev/dax0.0 ]; then
 			ndctl create-namespace -f -e namespace0.0 -m devdax >/dev/null &
 			nd_pid=$!
