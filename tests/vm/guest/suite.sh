@@ -8,10 +8,12 @@
 # and the plan). Test protocol: exit 0 pass, 77 skip (the reason is the last
 # line the test printed), anything else fail. What a failed or skipped test
 # printed is shown as TAP comments; with RPMA_SUITE_VERBOSE=1, what every
-# test printed.
+# test printed; RPMA_SUITE_SHOW="NAME..." shows what the named programs
+# printed (a report worth keeping in the test log).
 
 limit=${RPMA_SUITE_TEST_TIMEOUT:-120}
 verbose=${RPMA_SUITE_VERBOSE:-0}
+always=" ${RPMA_SUITE_SHOW:-} "
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 now() { date +%s.%N; }
@@ -52,6 +54,7 @@ for exe in "$@"; do
 		show=1
 		;;
 	esac
+	[[ "$always" == *" $name "* ]] && show=1
 	[ "$show" = 1 ] && sed 's/^/#   /' "$log"
 	echo "# $name: $dt s"
 done
