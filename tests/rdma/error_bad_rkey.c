@@ -11,6 +11,8 @@
  *   target answers with a TERMINATE, and both sides see RPMA_CONN_CLOSED
  *   without anyone disconnecting; a read posted behind the write comes
  *   back with its op_context and an error, when it comes back at all.
+ *   Linux 6.12's siw sometimes takes the TERMINATE before it completes
+ *   the write, which then completes with IBV_WC_LOC_QP_OP_ERR.
  */
 
 #include <string.h>
@@ -101,7 +103,8 @@ static void client(void)
 	      (int)c.op_status);
 	T_PTR_EQ(c.op_context, T_CTX(1));
 	if (t_is_siw()) {
-		T_EQ(c.op_status, IBV_WC_SUCCESS);
+		if (c.op_status != IBV_WC_LOC_QP_OP_ERR)
+			T_EQ(c.op_status, IBV_WC_SUCCESS);
 		t_expect_terminated(conn, cq, T_CTX(2));
 	} else {
 		T_EQ(c.op_status, IBV_WC_REM_ACCESS_ERR);

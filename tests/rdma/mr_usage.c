@@ -131,7 +131,9 @@ static void client(void)
 		T_OK(rpma_read(conn, rmr, 0, a, 0, 64, f, T_CTX(5)));
 		t_next_cmpl(cq, &c);
 		T_PTR_EQ(c.op_context, T_CTX(4));
-		T_EQ(c.op_status, IBV_WC_SUCCESS);
+		/* or fails, when Linux 6.12's siw takes the TERMINATE first */
+		if (c.op_status != IBV_WC_LOC_QP_OP_ERR)
+			T_EQ(c.op_status, IBV_WC_SUCCESS);
 		t_expect_terminated(conn, cq, T_CTX(5));
 		T_OK(rpma_conn_disconnect(conn));
 		T_OK(rpma_conn_delete(&conn));
