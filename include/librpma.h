@@ -762,6 +762,70 @@ int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, in
  */
 int rpma_err_get_provider_error(void);
 
+/*
+ * Extension: flush methods that both peers agree on.
+ *
+ * A flush reaches the target's persistence by one of these methods; the
+ * library picks, for each remote region and flush type, the best one that
+ * both sides support (see rpma_flush(3) and librpma(7), PERSISTENCE).
+ */
+enum rpma_flush_method {
+	RPMA_FLUSH_METHOD_NONE,		    /* nothing can carry this flush */
+	RPMA_FLUSH_METHOD_READ_AFTER_WRITE, /* an RDMA read behind the writes */
+	RPMA_FLUSH_METHOD_GPSPM,	    /* the target's CPU persists the range */
+	RPMA_FLUSH_METHOD_NATIVE,	    /* the RDMA FLUSH verb */
+};
+
+/*
+ * Extension: the method rpma_flush() uses on conn for dst and type.
+ * RPMA_E_NOSUPP (and RPMA_FLUSH_METHOD_NONE) when there is none.
+ */
+int rpma_conn_get_flush_method(const struct rpma_conn *conn, const struct rpma_mr_remote *dst,
+			       enum rpma_flush_type type, enum rpma_flush_method *method);
+
+/*
+ * Extension: the versioned region descriptor: the librpma 1.x descriptor
+ * followed by a trailer naming the flush methods the region offers. A
+ * librpma 1.x peer reads it as the 1.x form; rpma_mr_remote_from_descriptor()
+ * reads both forms.
+ */
+int rpma_mr_get_versioned_descriptor_size(const struct rpma_mr_local *mr, size_t *desc_size);
+int rpma_mr_get_versioned_descriptor(const struct rpma_mr_local *mr, void *desc);
+
+/*
+ * Extension: the versioned peer-configuration descriptor: the librpma 1.x
+ * byte followed by a trailer saying whether the connections made with cfg
+ * (NULL: the defaults) serve GPSPM flushes, and how many at a time.
+ */
+int rpma_peer_cfg_get_versioned_descriptor_size(const struct rpma_peer_cfg *pcfg,
+						size_t *desc_size);
+int rpma_peer_cfg_get_versioned_descriptor(const struct rpma_peer_cfg *pcfg,
+					   const struct rpma_conn_cfg *cfg, void *desc);
+
+/*
+ * Extension: GPSPM, the General Purpose Server Persistency Method. The
+ * target's CPU makes a flushed range persistent with the function its
+ * application gives for the region (pmem2_get_persist_fn() fits), which
+ * works whatever the platform does with the NIC's writes.
+ */
+typedef void rpma_persist_fn(const void *ptr, size_t len);
+
+/* Extension: how a region is made persistent; NULL withdraws the offer. */
+int rpma_mr_set_persist_fn(struct rpma_mr_local *mr, rpma_persist_fn *persist);
+
+enum rpma_gpspm_mode {
+	RPMA_GPSPM_DISABLED, /* the receive queue is the application's */
+	RPMA_GPSPM_POLLED,   /* GPSPM messages are handled when the CQ is polled */
+	RPMA_GPSPM_THREAD,   /* a library thread serves the peer's flushes */
+};
+
+/*
+ * Extension: whether connections made with cfg carry GPSPM. Both sides set
+ * it; the receive queue then belongs to the library.
+ */
+int rpma_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode mode);
+int rpma_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode *mode);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #include "cq.hpp"
 #include "err.hpp"
 #include "flush.hpp"
+#include "gpspm.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
 #include "peer_cfg.hpp"
@@ -28,10 +29,38 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 	const uint32_t cq_size = c.cq_size.load();
 	const uint32_t rcq_size = c.rcq_size.load();
 	const uint32_t sq_size = c.sq_size.load();
+	const uint32_t rq_size = c.rq_size.load();
+	const rpma_gpspm_mode gpspm_mode = c.gpspm.load();
+	const uint32_t depth = gpspm_depth_of(c);
 	rpma_srq *srq = c.srq.load();
 	ibv_context *ctx = id->verbs ? id->verbs : peer->context;
 
+	if (gpspm_mode != RPMA_GPSPM_DISABLED) {
+		/* the library's receives must complete where the library polls */
+		if (rcq_size || srq) {
+			RPMA_LOG_ERROR("GPSPM takes the connection's receive queue: it cannot go "
+				       "with a receive CQ or a shared receive queue");
+			return RPMA_E_INVAL;
+		}
+		if (depth == 0) {
+			RPMA_LOG_ERROR("GPSPM needs a receive queue: its size is 0");
+			return RPMA_E_INVAL;
+		}
+	}
+
+	/*
+	 * GPSPM: its sends and receives take room in the queues and the CQ
+	 * beyond what the application asked for.
+	 */
+	qp_shape shape;
+	shape.max_send_wr = sq_size + depth;
+	shape.max_recv_wr = depth ? depth : rq_size;
+	/* the emulated atomic write is an 8-byte inline write; GPSPM sends inline */
+	shape.max_inline_data = depth ? GPSPM_INLINE_SIZE : RPMA_ATOMIC_WRITE_ALIGNMENT;
+	const uint32_t main_cq_size = cq_size + 2 * depth;
+
 	conn_queues q;
+	q.gpspm = gpspm_mode;
 	int ret = 0;
 	if (c.shared_channel.load()) {
 		q.shared_channel = verbs::create_comp_channel(ctx);
@@ -39,28 +68,55 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 			return RPMA_PROVIDER_FAILED(errno, "ibv_create_comp_channel");
 	}
 
-	/* every signaled read is either in the send queue or in the CQ */
-	ret = cq_new(ctx, static_cast<int>(cq_size), q.shared_channel, sq_size + cq_size, &q.cq);
+	ret = cq_new(ctx, static_cast<int>(main_cq_size), q.shared_channel, &q.cq);
 	if (ret)
 		goto destroy_channel;
 
 	/* receives complete, in order of preference, on the SRQ's CQ, the RCQ, the CQ */
 	if (rcq_size && !(srq && srq->rcq)) {
-		ret = cq_new(ctx, static_cast<int>(rcq_size), q.shared_channel, 0, &q.rcq);
+		ret = cq_new(ctx, static_cast<int>(rcq_size), q.shared_channel, &q.rcq);
 		if (ret)
 			goto delete_cq;
 	}
 
+	/* every signaled flush is either in the send queue or in the CQ */
+	ret = conn_flush_new(peer, shape.max_send_wr + main_cq_size, &q.flush);
+	if (ret)
+		goto delete_rcq;
+	if (depth) {
+		ret = gpspm_new(peer, gpspm_mode, depth, q.flush->slots_mask + 1, &q.flush->gpspm);
+		if (ret)
+			goto delete_flush;
+	}
+	q.cq->flush = q.flush;
+
 	{
 		ibv_cq *recv_cq = srq && srq->rcq ? srq->rcq->cq : (q.rcq ? q.rcq->cq : q.cq->cq);
-		ret = peer->create_qp(id, cfg, q.cq->cq, recv_cq, srq ? srq->srq : nullptr);
+		ret = peer->create_qp(id, shape, q.cq->cq, recv_cq, srq ? srq->srq : nullptr);
 		if (ret)
-			goto delete_rcq;
+			goto delete_flush;
+	}
+
+	if (depth) {
+		/* the peer may send its first request as soon as it is connected */
+		ret = gpspm_start(q.flush->gpspm, id->qp);
+		if (!ret && gpspm_mode == RPMA_GPSPM_THREAD) {
+			q.cq->served_by_thread = true;
+			ret = gpspm_start_thread(q.flush->gpspm, q.cq);
+		}
+		if (ret)
+			goto destroy_qp;
 	}
 
 	*queues = q;
 	return 0;
 
+destroy_qp:
+	verbs::destroy_qp(id);
+delete_flush:
+	if (q.flush)
+		(void)gpspm_delete(&q.flush->gpspm);
+	(void)conn_flush_delete(&q.flush);
 delete_rcq:
 	(void)cq_delete(&q.rcq);
 delete_cq:
@@ -73,9 +129,18 @@ destroy_channel:
 
 int rpma::conn_queues_destroy(rdma_cm_id *id, conn_queues *queues)
 {
+	/* the GPSPM thread stops polling before anything it polls goes */
+	int ret = 0;
+	if (queues->flush)
+		ret = gpspm_delete(&queues->flush->gpspm);
 	/* the QP goes first: it holds references to the CQs */
 	verbs::destroy_qp(id);
-	int ret = cq_delete(&queues->rcq);
+	int flush_ret = conn_flush_delete(&queues->flush);
+	if (ret == 0)
+		ret = flush_ret;
+	int rcq_ret = cq_delete(&queues->rcq);
+	if (ret == 0)
+		ret = rcq_ret;
 	int cq_ret = cq_delete(&queues->cq);
 	if (ret == 0)
 		ret = cq_ret;
@@ -105,18 +170,11 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 		goto destroy_evch;
 	}
 
-	/* an RDMA read lands locally (and on iWARP, is written remotely) */
-	conn->flush_sink_mr =
-	    verbs::reg_mr(peer->pd, conn->flush_sink, sizeof(conn->flush_sink),
-			  IBV_ACCESS_LOCAL_WRITE | (peer->iwarp ? IBV_ACCESS_REMOTE_WRITE : 0));
-	if (conn->flush_sink_mr == nullptr) {
-		ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
-		goto destroy_evch;
-	}
-
 	conn->peer = peer;
 	conn->id = id;
 	conn->queues = queues;
+	conn->flush = queues.flush;
+	conn->gpspm = queues.gpspm;
 	conn->private_data_len = 0;
 	conn->set_private_data(private_data, private_data_len);
 	*conn_ptr = conn;
@@ -175,6 +233,37 @@ static void send_wr(ibv_send_wr *wr, ibv_sge *sge, int nsge, ibv_wr_opcode opcod
 	wr->send_flags = send_flags;
 }
 
+/* RPMA_GPSPM_THREAD: the library's thread polls the CQ, nothing else may complete there */
+static bool conn_takes_posts(const rpma_conn *conn)
+{
+	if (conn->gpspm != RPMA_GPSPM_THREAD)
+		return true;
+	RPMA_LOG_ERROR("a connection served by a GPSPM thread (RPMA_GPSPM_THREAD) carries "
+		       "nothing else");
+	return false;
+}
+
+/* GPSPM: the receive queues of both sides belong to the library */
+static bool conn_takes_messages(const rpma_conn *conn)
+{
+	if (conn->gpspm == RPMA_GPSPM_DISABLED)
+		return true;
+	RPMA_LOG_ERROR("the receive queues of a GPSPM connection belong to the library: no "
+		       "sends, receives or writes with immediate data");
+	return false;
+}
+
+/* What the connection knows for choosing a flush method. */
+static flush_capabilities capabilities_of(const rpma_conn *conn)
+{
+	flush_capabilities caps;
+	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
+	caps.gpspm = conn->flush->gpspm != nullptr &&
+		     conn->flush->gpspm->max_in_flight.load(std::memory_order_relaxed) != 0;
+	caps.native = false;
+	return caps;
+}
+
 /*
  * The one-sided operations: rpma_read, rpma_write and rpma_write_with_imm.
  * `local` is the read's destination or the write's source.
@@ -188,6 +277,8 @@ static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
 	/* both ends are given, or neither (a zero-length operation) */
 	RPMA_CHECK_ARG((local == nullptr) == (remote == nullptr));
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+	RPMA_CHECK_ARG(opcode != IBV_WR_RDMA_WRITE_WITH_IMM || conn_takes_messages(conn));
 
 	ibv_sge sge;
 	int nsge = local_sge(local, local_offset, len, &sge);
@@ -199,8 +290,6 @@ static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 	    remote_range(remote, remote_offset, len, &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey);
 	if (ret)
 		return ret;
-	if (opcode == IBV_WR_RDMA_READ)
-		return post_read(conn, &wr, false);
 	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		wr.imm_data = htonl(imm);
 	return conn->post_send(&wr);
@@ -212,6 +301,7 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 	unsigned send_flags;
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
+	RPMA_CHECK_ARG(conn_takes_messages(conn));
 
 	ibv_sge sge;
 	int nsge = local_sge(src, offset, len, &sge);
@@ -287,6 +377,18 @@ int rpma_conn_apply_remote_peer_cfg(struct rpma_conn *conn, const struct rpma_pe
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(pcfg != nullptr);
 	conn->direct_write_to_pmem.store(pcfg->direct_write_to_pmem.load());
+
+	/*
+	 * GPSPM is agreed when both sides carry it: as many flushes in flight
+	 * as the target keeps receives posted and this side keeps for answers.
+	 */
+	const uint32_t target_depth = pcfg->gpspm_depth.load();
+	gpspm_engine *g = conn->flush->gpspm;
+	if (g != nullptr && g->mode == RPMA_GPSPM_POLLED)
+		g->max_in_flight.store(target_depth < g->depth ? target_depth : g->depth);
+	else if (target_depth)
+		RPMA_LOG_INFO("the target serves GPSPM, but this connection does not carry it "
+			      "(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED))");
 	return 0;
 }
 
@@ -330,12 +432,7 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 		return 0;
 
 	/* everything is released even if a step fails; the first failure is reported */
-	int ret = 0;
-	if (verbs::dereg_mr(conn->flush_sink_mr))
-		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
-	int queues_ret = conn_queues_destroy(conn->id, &conn->queues);
-	if (ret == 0)
-		ret = queues_ret;
+	int ret = conn_queues_destroy(conn->id, &conn->queues);
 	if (verbs::destroy_id(conn->id)) {
 		const int err = errno;
 		/* librdmacm forbids destroying a channel that still has an id: leave it */
@@ -422,6 +519,7 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	RPMA_CHECK_ARG(src != nullptr);
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
 	RPMA_CHECK_ARG(dst_offset % RPMA_ATOMIC_WRITE_ALIGNMENT == 0);
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
 
 	uint64_t raddr;
 	uint32_t rkey;
@@ -464,22 +562,31 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
 	RPMA_CHECK_ARG(range_fits(dst->size, dst_offset, len));
 
-	if (type == RPMA_FLUSH_TYPE_PERSISTENT) {
-		if (!(dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
-			RPMA_LOG_ERROR("the remote region was not registered for persistent flush");
-			return RPMA_E_NOSUPP;
-		}
-		if (!conn->direct_write_to_pmem.load(std::memory_order_relaxed)) {
-			RPMA_LOG_ERROR("the target did not declare direct write to PMem "
-				       "(rpma_conn_apply_remote_peer_cfg)");
-			return RPMA_E_NOSUPP;
-		}
-	} else if (!(dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY)) {
-		RPMA_LOG_ERROR("the remote region was not registered for visibility flush");
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+
+	const char *why = nullptr;
+	switch (choose_flush_method(capabilities_of(conn), dst, type, &why)) {
+	case RPMA_FLUSH_METHOD_READ_AFTER_WRITE:
+		return flush_read_after_write(conn, dst, dst_offset, len, send_flags, op_context);
+	case RPMA_FLUSH_METHOD_GPSPM:
+		return gpspm_flush(conn, dst, dst_offset, len, send_flags, op_context);
+	default:
+		RPMA_LOG_ERROR("%s", why);
 		return RPMA_E_NOSUPP;
 	}
+}
 
-	return flush_read_after_write(conn, dst, dst_offset, len, send_flags, op_context);
+int rpma_conn_get_flush_method(const struct rpma_conn *conn, const struct rpma_mr_remote *dst,
+			       enum rpma_flush_type type, enum rpma_flush_method *method)
+{
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(dst != nullptr);
+	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
+	RPMA_CHECK_ARG(method != nullptr);
+
+	const char *why = nullptr;
+	*method = choose_flush_method(capabilities_of(conn), dst, type, &why);
+	return *method == RPMA_FLUSH_METHOD_NONE ? RPMA_E_NOSUPP : 0;
 }
 
 int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
@@ -498,6 +605,7 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, 
 	      const void *op_context)
 {
 	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(conn_takes_messages(conn));
 	ibv_recv_wr wr;
 	ibv_sge sge;
 	int ret = prepare_recv(dst, offset, len, op_context, &wr, &sge);

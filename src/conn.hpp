@@ -21,11 +21,18 @@ struct rpma_peer;
 /* rdma_cm carries at most 196 bytes of private data (accept on IB/RoCE). */
 constexpr size_t CONN_PRIVATE_DATA_MAX = 255;
 
+namespace rpma
+{
+struct conn_flush;
+}
+
 /* The queues a request builds and its connection takes over. */
 struct conn_queues {
 	rpma_cq *cq = nullptr;
 	rpma_cq *rcq = nullptr;			    /* NULL: receives complete elsewhere */
 	ibv_comp_channel *shared_channel = nullptr; /* NULL: each CQ has its own */
+	rpma::conn_flush *flush = nullptr;	    /* flushes in flight, GPSPM */
+	rpma_gpspm_mode gpspm = RPMA_GPSPM_DISABLED;
 };
 
 struct rpma_conn {
@@ -37,12 +44,16 @@ struct rpma_conn {
 	uint8_t private_data[CONN_PRIVATE_DATA_MAX];
 	uint8_t private_data_len;
 
+	/* = queues.flush: what every flush needs, one load away */
+	rpma::conn_flush *flush;
+	/*
+	 * GPSPM takes the receive queue (no application messages on it), and
+	 * RPMA_GPSPM_THREAD the whole connection (nothing the application posts).
+	 */
+	rpma_gpspm_mode gpspm;
+
 	/* from the peer configuration the target declared */
 	std::atomic<bool> direct_write_to_pmem{ false };
-
-	/* where read-after-write flushes put the bytes they read */
-	alignas(8) uint8_t flush_sink[8];
-	ibv_mr *flush_sink_mr;
 
 	void set_private_data(const void *data, uint8_t len)
 	{

@@ -147,4 +147,21 @@ int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg *cfg, struct rpma_srq **srq
 	return 0;
 }
 
+int rpma_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode mode)
+{
+	RPMA_CHECK_ARG(cfg != nullptr);
+	RPMA_CHECK_ARG(mode == RPMA_GPSPM_DISABLED || mode == RPMA_GPSPM_POLLED ||
+		       mode == RPMA_GPSPM_THREAD);
+	cfg->gpspm.store(mode);
+	return 0;
+}
+
+int rpma_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode *mode)
+{
+	RPMA_CHECK_ARG(cfg != nullptr);
+	RPMA_CHECK_ARG(mode != nullptr);
+	*mode = cfg->gpspm.load();
+	return 0;
+}
+
 } /* extern "C" */

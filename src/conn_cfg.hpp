@@ -23,6 +23,7 @@ struct rpma_conn_cfg {
 	std::atomic<uint32_t> rq_size{ 10 };
 	std::atomic<bool> shared_channel{ false };
 	std::atomic<rpma_srq *> srq{ nullptr };
+	std::atomic<rpma_gpspm_mode> gpspm{ RPMA_GPSPM_DISABLED };
 
 	/* The configuration a NULL cfg stands for. */
 	static const rpma_conn_cfg defaults;

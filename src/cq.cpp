@@ -12,33 +12,22 @@
 
 #include "cq.hpp"
 #include "err.hpp"
+#include "flush.hpp"
+#include "gpspm.hpp"
+#include "post.hpp"
 #include "verbs/verbs.hpp"
 
 namespace rpma
 {
 
-static uint32_t ring_capacity(uint32_t at_least)
+int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, rpma_cq **cq_ptr)
 {
-	uint32_t capacity = 1;
-	while (capacity < at_least && capacity < (1U << 31))
-		capacity <<= 1;
-	return capacity;
-}
-
-int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, uint32_t max_signaled_reads,
-	   rpma_cq **cq_ptr)
-{
-	const uint32_t capacity = ring_capacity(max_signaled_reads + 1);
 	auto *cq = new (std::nothrow) rpma_cq;
-	auto *kinds = new (std::nothrow) uint8_t[capacity];
-	if (cq == nullptr || kinds == nullptr) {
-		delete cq;
-		delete[] kinds;
+	if (cq == nullptr)
 		return RPMA_E_NOMEM;
-	}
-	cq->read_kinds = kinds;
-	cq->read_kinds_mask = capacity - 1;
 	cq->shared_channel = channel != nullptr;
+	cq->served_by_thread = false;
+	cq->flush = nullptr;
 
 	int ret = 0;
 	if (channel == nullptr) {
@@ -71,7 +60,6 @@ destroy_channel:
 	if (!cq->shared_channel)
 		(void)verbs::destroy_comp_channel(channel);
 free_cq:
-	delete[] cq->read_kinds;
 	delete cq;
 	return ret;
 }
@@ -88,22 +76,22 @@ int cq_delete(rpma_cq **cq_ptr)
 	if (!cq->shared_channel && verbs::destroy_comp_channel(cq->channel) && ret == 0)
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_destroy_comp_channel");
 
-	delete[] cq->read_kinds;
 	delete cq;
 	*cq_ptr = nullptr;
 	return ret;
 }
 
-void completion_from_wc(rpma_cq *cq, const ibv_wc &wc, rpma_completion *cmpl)
+void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
 {
 	cmpl->op_context = reinterpret_cast<void *>(static_cast<uintptr_t>(wc.wr_id));
 	cmpl->op_status = wc.status;
 	cmpl->byte_len = 0;
 	cmpl->flags = 0;
 	cmpl->imm = 0;
-	cmpl->op = RPMA_OP_READ;
-	if (wc.status != IBV_WC_SUCCESS)
-		return; /* the other fields of a failed completion mean nothing */
+	cmpl->op = is_flush ? RPMA_OP_FLUSH : RPMA_OP_READ;
+	/* a flush carries no data; the other fields of a failed completion mean nothing */
+	if (is_flush || wc.status != IBV_WC_SUCCESS)
+		return;
 
 	cmpl->byte_len = wc.byte_len;
 	cmpl->flags = wc.wc_flags;
@@ -112,13 +100,7 @@ void completion_from_wc(rpma_cq *cq, const ibv_wc &wc, rpma_completion *cmpl)
 
 	switch (wc.opcode) {
 	case IBV_WC_RDMA_READ:
-		if (cq->take_read()) {
-			cmpl->op = RPMA_OP_FLUSH;
-			/* the length of the read that carried it means nothing */
-			cmpl->byte_len = 0;
-		} else {
-			cmpl->op = RPMA_OP_READ;
-		}
+		cmpl->op = RPMA_OP_READ;
 		break;
 	case IBV_WC_RDMA_WRITE:
 	case IBV_WC_ATOMIC_WRITE:
@@ -158,6 +140,59 @@ int rpma_cq::poll(int n, ibv_wc *wc)
 		return RPMA_E_PROVIDER;
 	}
 	return got;
+}
+
+int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
+{
+	*flushes = 0;
+	if (flush == nullptr)
+		return poll(n, wc); /* receives only: nothing of the library's */
+
+	gpspm_engine *g = flush->gpspm;
+	int out = g ? gpspm_take_pending(g, wc, n) : 0;
+	*flushes = out ? (~0ULL >> (64 - out)) : 0;
+	while (out < n) {
+		const int want = n - out;
+		int got = poll(want, wc + out);
+		if (got < 0)
+			return out ? out : got;
+
+		/* compacted in place: kept never passes the entry being read */
+		int kept = out;
+		for (int i = out; i < out + got; i++) {
+			const ibv_wc w = wc[i];
+			flush_slot *slot = flush->slot_of(w.wr_id);
+			if (slot != nullptr) {
+				if (slot->state.load(std::memory_order_relaxed) &
+				    FLUSH_SLOT_GPSPM) {
+					if (!gpspm_request_sent(g, flush, slot, w, &wc[kept]))
+						continue;
+				} else {
+					/* a read-after-write flush */
+					wc[kept] = w;
+					wc[kept].wr_id = wr_id_of(slot->op_context);
+					flush->release(slot);
+				}
+				*flushes |= 1ULL << kept++;
+			} else if (g != nullptr && g->owns(w.wr_id)) {
+				if (gpspm_handle(g, flush, w, &wc[kept]))
+					*flushes |= 1ULL << kept++;
+			} else {
+				wc[kept++] = w;
+			}
+		}
+		out = kept;
+		if (got < want)
+			break; /* the CQ is empty */
+	}
+	/* what the failure of the connection made up on the way */
+	if (g && out < n) {
+		const int more = gpspm_take_pending(g, wc + out, n - out);
+		if (more)
+			*flushes |= (~0ULL >> (64 - more)) << out;
+		out += more;
+	}
+	return out;
 }
 
 int rpma_cq::ack_event_of(ibv_cq *ev_cq)
@@ -226,12 +261,23 @@ static long long now_ms()
 	return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A CQ that the library's GPSPM thread polls is not the application's. */
+static bool application_may_use(const rpma_cq *cq)
+{
+	if (!cq->served_by_thread)
+		return true;
+	RPMA_LOG_ERROR("the CQ of a connection served by a GPSPM thread (RPMA_GPSPM_THREAD) "
+		       "belongs to that thread");
+	return false;
+}
+
 extern "C" {
 
 int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 {
 	RPMA_CHECK_ARG(cq != nullptr);
 	RPMA_CHECK_ARG(fd != nullptr);
+	RPMA_CHECK_ARG(application_may_use(cq));
 	*fd = cq->channel->fd;
 	return 0;
 }
@@ -239,6 +285,7 @@ int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 int rpma_cq_wait(struct rpma_cq *cq)
 {
 	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(application_may_use(cq));
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
 
@@ -255,18 +302,28 @@ int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *
 	RPMA_CHECK_ARG(num_entries >= 1);
 	RPMA_CHECK_ARG(wc != nullptr);
 	RPMA_CHECK_ARG(num_entries_got != nullptr || num_entries == 1);
+	RPMA_CHECK_ARG(application_may_use(cq));
 
-	int got = cq->poll(num_entries, wc);
-	if (got < 0)
-		return got;
+	/*
+	 * In chunks the translation can mark; a flush shows as the RDMA read
+	 * that librpma 1.x carried it with, whatever carries it here.
+	 */
+	int got = 0;
+	while (got < num_entries) {
+		const int want = num_entries - got < 64 ? num_entries - got : 64;
+		uint64_t flushes;
+		int n = cq->take(want, wc + got, &flushes);
+		if (n < 0) {
+			if (got)
+				break;
+			return n;
+		}
+		got += n;
+		if (n < want)
+			break; /* the CQ is empty */
+	}
 	if (got == 0)
 		return RPMA_E_NO_COMPLETION;
-
-	/* keep the flush bookkeeping in step for callers that mix both APIs */
-	for (int i = 0; i < got; i++)
-		if (wc[i].status == IBV_WC_SUCCESS && wc[i].opcode == IBV_WC_RDMA_READ)
-			(void)cq->take_read();
-
 	if (num_entries_got)
 		*num_entries_got = got;
 	return 0;
@@ -276,14 +333,16 @@ int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
 {
 	RPMA_CHECK_ARG(cq != nullptr);
 	RPMA_CHECK_ARG(cmpl != nullptr);
+	RPMA_CHECK_ARG(application_may_use(cq));
 
 	ibv_wc wc;
-	int got = cq->poll(1, &wc);
+	uint64_t flushes;
+	int got = cq->take(1, &wc, &flushes);
 	if (got < 0)
 		return got;
 	if (got == 0)
 		return RPMA_E_NO_COMPLETION;
-	completion_from_wc(cq, wc, cmpl);
+	completion_from_wc(wc, flushes & 1, cmpl);
 	return 0;
 }
 
@@ -292,6 +351,7 @@ int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, i
 	RPMA_CHECK_ARG(cq != nullptr);
 	RPMA_CHECK_ARG(cmpls != nullptr);
 	RPMA_CHECK_ARG(max_cmpls >= 1);
+	RPMA_CHECK_ARG(application_may_use(cq));
 
 	/*
 	 * One ibv_poll_cq per batch of up to BATCH completions, through a stack
@@ -302,22 +362,23 @@ int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, i
 	int filled = 0;
 	while (filled < max_cmpls) {
 		const int want = max_cmpls - filled < BATCH ? max_cmpls - filled : BATCH;
-		int got = cq->poll(want, wc);
+		uint64_t flushes;
+		int got = cq->take(want, wc, &flushes);
 		if (got < 0)
 			return filled ? filled : got;
 		for (int i = 0; i < got; i++)
-			completion_from_wc(cq, wc[i], &cmpls[filled + i]);
+			completion_from_wc(wc[i], (flushes >> i) & 1, &cmpls[filled + i]);
 		filled += got;
 		if (got < want)
 			break; /* the CQ is empty now */
 	}
 	return filled;
 }
-
 int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, int timeout_ms)
 {
 	RPMA_CHECK_ARG(cq != nullptr);
 	RPMA_CHECK_ARG(cmpl != nullptr);
+	RPMA_CHECK_ARG(application_may_use(cq));
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
 

@@ -1,35 +1,160 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * flush.cpp -- flushing by read-after-write
+ * flush.cpp -- choosing a flush method, read-after-write, flush slots
  */
 
+#include <cerrno>
+#include <cstdlib>
+#include <new>
+#include <unistd.h>
+
 #include "conn.hpp"
-#include "cq.hpp"
 #include "err.hpp"
 #include "flush.hpp"
 #include "mr.hpp"
+#include "peer.hpp"
 #include "post.hpp"
+#include "verbs/verbs.hpp"
 
-int rpma::post_read(rpma_conn *conn, ibv_send_wr *wr, bool is_flush)
+namespace rpma
 {
-	if (!(wr->send_flags & IBV_SEND_SIGNALED))
-		return conn->post_send(wr); /* no completion to tell apart */
 
-	rpma_cq *cq = conn->queues.cq;
-	cq->lock_reads();
-	const bool noted = cq->note_read(is_flush);
-	int ret = conn->post_send(wr);
-	if (ret && noted)
-		cq->unnote_read();
-	cq->unlock_reads();
-	if (!noted)
-		RPMA_LOG_WARNING("more signaled reads outstanding than the send queue and CQ can "
-				 "hold: this one may complete as a plain read");
+/* bytes a read-after-write flush reads at most */
+constexpr size_t FLUSH_READ_MAX = 8;
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t capacity = 1;
+	while (capacity < n && capacity < (1U << 31))
+		capacity <<= 1;
+	return capacity;
+}
+
+int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_ptr)
+{
+	const uint32_t capacity = pow2_at_least(max_in_flight + 1);
+	auto *flush = new (std::nothrow) conn_flush;
+	auto *slots = new (std::nothrow) flush_slot[capacity];
+	const long page = sysconf(_SC_PAGESIZE);
+	void *sink = nullptr;
+	if (flush == nullptr || slots == nullptr ||
+	    posix_memalign(&sink, static_cast<size_t>(page), static_cast<size_t>(page))) {
+		delete flush;
+		delete[] slots;
+		return RPMA_E_NOMEM;
+	}
+
+	/* an RDMA read lands locally (and on iWARP, is written remotely) */
+	ibv_mr *sink_mr =
+	    verbs::reg_mr(peer->pd, sink, FLUSH_READ_MAX,
+			  IBV_ACCESS_LOCAL_WRITE | (peer->iwarp ? IBV_ACCESS_REMOTE_WRITE : 0));
+	if (sink_mr == nullptr) {
+		int ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
+		free(sink);
+		delete flush;
+		delete[] slots;
+		return ret;
+	}
+
+	flush->slots = slots;
+	flush->slots_mask = capacity - 1;
+	flush->gpspm = nullptr;
+	flush->sink = static_cast<uint8_t *>(sink);
+	flush->sink_mr = sink_mr;
+	*flush_ptr = flush;
+	return 0;
+}
+
+int conn_flush_delete(conn_flush **flush_ptr)
+{
+	conn_flush *flush = *flush_ptr;
+	if (flush == nullptr)
+		return 0;
+	int ret = 0;
+	if (verbs::dereg_mr(flush->sink_mr))
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
+	free(flush->sink);
+	delete[] flush->slots;
+	delete flush;
+	*flush_ptr = nullptr;
 	return ret;
 }
 
-int rpma::flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset,
-				 size_t len, unsigned send_flags, const void *op_context)
+flush_slot *conn_flush::claim(const void *op_context, bool signaled, uint8_t kind)
+{
+	/*
+	 * Slots are handed out round robin. A connection has at most as many
+	 * signaled flushes in flight as its send queue and CQ hold, and there
+	 * are more slots than that, so the next slot is free unless the
+	 * application overfills its queues; the search after it is for that
+	 * case only.
+	 */
+	const uint32_t capacity = slots_mask + 1;
+	const uint32_t first = next_slot.fetch_add(1, std::memory_order_relaxed);
+	for (uint32_t i = 0; i < capacity; i++) {
+		flush_slot *slot = &slots[(first + i) & slots_mask];
+		uint8_t expected = 0;
+		if (slot->state.compare_exchange_strong(expected, FLUSH_SLOT_IN_USE | kind,
+							std::memory_order_acquire,
+							std::memory_order_relaxed)) {
+			slot->op_context = op_context;
+			slot->signaled = signaled;
+			return slot;
+		}
+	}
+	return nullptr;
+}
+
+uint8_t remote_flush_methods(const rpma_mr_remote *mr)
+{
+	if (mr->versioned)
+		return mr->methods;
+	/* librpma 1.x registered every flushable region for remote reads */
+	const int flush_usage =
+	    RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+	return (mr->usage & flush_usage) ? METHOD_READ_AFTER_WRITE : 0;
+}
+
+rpma_flush_method choose_flush_method(const flush_capabilities &caps, const rpma_mr_remote *dst,
+				      rpma_flush_type type, const char **why)
+{
+	const uint8_t offered = remote_flush_methods(dst);
+
+	if (type == RPMA_FLUSH_TYPE_PERSISTENT) {
+		if (!(dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
+			*why = "the remote region was not registered for persistent flush";
+			return RPMA_FLUSH_METHOD_NONE;
+		}
+		if (caps.native && (offered & METHOD_NATIVE_PERSISTENT))
+			return RPMA_FLUSH_METHOD_NATIVE;
+		if (caps.direct_write_to_pmem && (offered & METHOD_READ_AFTER_WRITE))
+			return RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
+		if (caps.gpspm && (offered & METHOD_GPSPM))
+			return RPMA_FLUSH_METHOD_GPSPM;
+		if (offered & METHOD_GPSPM)
+			*why = "the target offers GPSPM for this region, but the connection does "
+			       "not carry it (rpma_conn_cfg_set_gpspm on both sides)";
+		else
+			*why = "the target did not declare direct write to PMem "
+			       "(rpma_conn_apply_remote_peer_cfg) and offers no GPSPM for this "
+			       "region";
+		return RPMA_FLUSH_METHOD_NONE;
+	}
+
+	if (!(dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY)) {
+		*why = "the remote region was not registered for visibility flush";
+		return RPMA_FLUSH_METHOD_NONE;
+	}
+	if (caps.native && (offered & METHOD_NATIVE_VISIBILITY))
+		return RPMA_FLUSH_METHOD_NATIVE;
+	if (offered & METHOD_READ_AFTER_WRITE)
+		return RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
+	*why = "the target offers no method for a visibility flush of this region";
+	return RPMA_FLUSH_METHOD_NONE;
+}
+
+int flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+			   unsigned send_flags, const void *op_context)
 {
 	/*
 	 * A few bytes are enough to order the read behind the writes; they are
@@ -43,24 +168,43 @@ int rpma::flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, siz
 		return RPMA_E_INVAL;
 	}
 	size_t read_offset = offset < dst->size ? offset : dst->size - 1;
-	size_t read_len = len < sizeof(conn->flush_sink) ? len : sizeof(conn->flush_sink);
+	size_t read_len = len < FLUSH_READ_MAX ? len : FLUSH_READ_MAX;
 	if (read_len == 0)
 		read_len = 1;
 	if (read_len > dst->size - read_offset)
 		read_len = dst->size - read_offset;
 
+	conn_flush *flush = conn->flush;
 	ibv_sge sge{};
-	sge.addr = reinterpret_cast<uintptr_t>(conn->flush_sink);
+	sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
 	sge.length = static_cast<uint32_t>(read_len);
-	sge.lkey = conn->flush_sink_mr->lkey;
+	sge.lkey = flush->sink_mr->lkey;
 
 	ibv_send_wr wr{};
-	wr.wr_id = wr_id_of(op_context);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_READ;
-	wr.send_flags = send_flags;
 	wr.wr.rdma.remote_addr = dst->raddr + read_offset;
 	wr.wr.rdma.rkey = dst->rkey;
-	return post_read(conn, &wr, true);
+
+	if (!(send_flags & IBV_SEND_SIGNALED)) {
+		/* an error completion shows the context: that is all it needs */
+		wr.wr_id = wr_id_of(op_context);
+		return conn->post_send(&wr);
+	}
+
+	flush_slot *slot = flush->claim(op_context, true, 0);
+	if (slot == nullptr) {
+		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "
+			       "and CQ can hold");
+		return RPMA_E_NOMEM;
+	}
+	wr.wr_id = flush->wr_id_of(slot);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	int ret = conn->post_send(&wr);
+	if (ret)
+		flush->release(slot);
+	return ret;
 }
+
+} /* namespace rpma */

@@ -1,34 +1,142 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * flush.hpp -- how a flush reaches the target
+ * flush.hpp -- how a flush reaches the target, and how its completion is told
+ * from the completions of other operations
  */
 
 #ifndef RPMA_FLUSH_HPP
 #define RPMA_FLUSH_HPP
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include <infiniband/verbs.h>
 
+#include <librpma.h>
+
 struct rpma_conn;
 struct rpma_mr_remote;
+struct rpma_peer;
 
 namespace rpma
 {
 
-/*
- * Posts an RDMA read on conn. A signaled read is remembered by the send CQ
- * (is_flush says which kind) so that its completion can be reported as a
- * read or as a flush.
- */
-int post_read(rpma_conn *conn, ibv_send_wr *wr, bool is_flush);
+struct gpspm_engine;
 
 /*
- * The read-after-write flush: an RDMA read from the flushed range cannot
- * complete before the writes posted ahead of it on the same queue pair have
- * been placed in the target's memory. Where writes land in the persistent
- * domain (the target declared direct write to PMem) that makes them
- * persistent; otherwise visible to the target's CPU.
+ * The flush methods a target offers for a region, as the versioned region
+ * descriptor carries them (one byte, see doc/wire-format.md). A librpma 1.x
+ * descriptor offers read-after-write for the flush types its usage names.
+ */
+enum flush_method_bits : uint8_t {
+	METHOD_READ_AFTER_WRITE = 1 << 0, /* the region grants remote reads */
+	METHOD_GPSPM = 1 << 1,		  /* the target's CPU persists on request */
+	METHOD_NATIVE_VISIBILITY = 1 << 2,
+	METHOD_NATIVE_PERSISTENT = 1 << 3,
+};
+constexpr uint8_t METHODS_KNOWN =
+    METHOD_READ_AFTER_WRITE | METHOD_GPSPM | METHOD_NATIVE_VISIBILITY | METHOD_NATIVE_PERSISTENT;
+
+/*
+ * A signaled flush in flight. Its address is the wr_id of the work request
+ * that carries the flush, so that the completion names the flush by itself:
+ * no ordering assumption, no lock, any number of posting and polling
+ * threads.
+ */
+struct flush_slot {
+	const void *op_context;
+	uint32_t seq; /* GPSPM: the request's sequence number */
+	bool signaled;
+	/* FLUSH_SLOT_* bits; 0 when free */
+	std::atomic<uint8_t> state{ 0 };
+};
+
+enum flush_slot_state : uint8_t {
+	FLUSH_SLOT_IN_USE = 1 << 0,
+	FLUSH_SLOT_GPSPM = 1 << 1,     /* carried by a GPSPM request (a send) */
+	FLUSH_SLOT_SENT = 1 << 2,      /* GPSPM: the request's send completed */
+	FLUSH_SLOT_COMPLETED = 1 << 3, /* GPSPM: the application has its completion */
+};
+
+/*
+ * What a connection needs to flush and to tell flushes apart: the sink of
+ * read-after-write reads (a page of its own: nothing else of the process
+ * shares a page with memory the NIC writes, which keeps fork() harmless),
+ * the slots of signaled flushes in flight and, when the connection carries
+ * GPSPM, its GPSPM engine. The connection's main CQ points at it to
+ * translate completions.
+ */
+struct conn_flush {
+	/* read-mostly: what every post and every poll reads */
+	flush_slot *slots;
+	uint32_t slots_mask; /* capacity - 1, capacity a power of two */
+	gpspm_engine *gpspm; /* NULL: the connection carries no GPSPM */
+	uint8_t *sink;
+	ibv_mr *sink_mr;
+
+	/* written by every signaled flush: a cache line of its own */
+	alignas(64) std::atomic<uint32_t> next_slot{ 0 };
+	char pad[64 - sizeof(std::atomic<uint32_t>)];
+
+	/* Takes a free slot; NULL when every slot is in flight. */
+	flush_slot *claim(const void *op_context, bool signaled, uint8_t kind);
+	void release(flush_slot *slot)
+	{
+		slot->state.store(0, std::memory_order_release);
+	}
+
+	/* Whether wr_id names one of the slots. */
+	flush_slot *slot_of(uint64_t wr_id) const
+	{
+		const uintptr_t first = reinterpret_cast<uintptr_t>(slots);
+		const uintptr_t offset = static_cast<uintptr_t>(wr_id) - first;
+		if (offset >= (static_cast<uintptr_t>(slots_mask) + 1) * sizeof(flush_slot) ||
+		    offset % sizeof(flush_slot) != 0)
+			return nullptr;
+		return reinterpret_cast<flush_slot *>(static_cast<uintptr_t>(wr_id));
+	}
+
+	uint64_t wr_id_of(const flush_slot *slot) const
+	{
+		return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot));
+	}
+};
+
+/*
+ * Creates what a connection on peer needs to flush, with room for
+ * max_in_flight signaled flushes.
+ */
+int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_ptr);
+int conn_flush_delete(conn_flush **flush_ptr);
+
+/*
+ * What a connection knows of its target for choosing a method: the remote
+ * peer configuration it applied, and its own abilities.
+ */
+struct flush_capabilities {
+	bool direct_write_to_pmem; /* the target declared it */
+	bool gpspm;		   /* both sides carry GPSPM on this connection */
+	bool native;		   /* both devices have the RDMA FLUSH verb */
+};
+
+/*
+ * The method rpma_flush() uses for dst and type on a connection with caps:
+ * the best one both sides support. RPMA_FLUSH_METHOD_NONE when there is
+ * none; *why then says why, for the log.
+ */
+rpma_flush_method choose_flush_method(const flush_capabilities &caps, const rpma_mr_remote *dst,
+				      rpma_flush_type type, const char **why);
+
+/* The flush methods the region offers (METHOD_* bits). */
+uint8_t remote_flush_methods(const rpma_mr_remote *mr);
+
+/*
+ * Posts the read-after-write flush: an RDMA read from the flushed range
+ * cannot complete before the writes posted ahead of it on the same queue
+ * pair have been placed in the target's memory. Where writes land in the
+ * persistent domain (the target declared direct write to PMem) that makes
+ * them persistent; otherwise visible to the target's CPU.
  */
 int flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
 			   unsigned send_flags, const void *op_context);

@@ -8,9 +8,11 @@
 #include <new>
 
 #include "err.hpp"
+#include "flush.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
 #include "verbs/verbs.hpp"
+#include "wire.hpp"
 
 namespace rpma
 {
@@ -40,32 +42,24 @@ int usage_to_access(const rpma_peer *peer, int usage)
 	return access;
 }
 
-static void put_le64(uint8_t *p, uint64_t v)
+static void put_descriptor(const rpma_mr_local *mr, uint8_t *p)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = static_cast<uint8_t>(v >> (8 * i));
+	wire::put_le64(p, reinterpret_cast<uintptr_t>(mr->mr->addr));
+	wire::put_le64(p + 8, mr->mr->length);
+	wire::put_le32(p + 16, mr->mr->rkey);
+	p[20] = static_cast<uint8_t>(mr->usage);
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
+/* The flush methods a local region offers to its peers. */
+static uint8_t local_flush_methods(const rpma_mr_local *mr)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	uint8_t methods = 0;
+	/* usage_to_access() grants remote reads to every flushable region */
+	if (mr->usage & (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
+		methods |= METHOD_READ_AFTER_WRITE;
+	if (mr->persist)
+		methods |= METHOD_GPSPM;
+	return methods;
 }
 
 } /* namespace rpma */
@@ -102,6 +96,9 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 
 	mr->mr = ibv_mr;
 	mr->usage = usage;
+	mr->peer = peer;
+	mr->persist = nullptr;
+	mr->gpspm_prev = mr->gpspm_next = nullptr;
 	*mr_ptr = mr;
 	return 0;
 }
@@ -112,6 +109,10 @@ int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 	rpma_mr_local *mr = *mr_ptr;
 	if (mr == nullptr)
 		return 0;
+
+	/* no GPSPM request may reach the region from now on */
+	if (mr->persist)
+		mr->peer->gpspm_withdraw(mr);
 
 	/* released even when the device keeps the registration, as librpma 1.x did */
 	int ret = 0;
@@ -127,11 +128,7 @@ int rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)
 	RPMA_CHECK_ARG(mr != nullptr);
 	RPMA_CHECK_ARG(desc != nullptr);
 
-	auto *p = static_cast<uint8_t *>(desc);
-	put_le64(p, reinterpret_cast<uintptr_t>(mr->mr->addr));
-	put_le64(p + 8, mr->mr->length);
-	put_le32(p + 16, mr->mr->rkey);
-	p[20] = static_cast<uint8_t>(mr->usage);
+	put_descriptor(mr, static_cast<uint8_t *>(desc));
 	return 0;
 }
 
@@ -162,13 +159,25 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 		return RPMA_E_INVAL;
 	}
 
+	/*
+	 * The versioned form carries a trailer; without one (or with one of a
+	 * version this library does not know) the target is a librpma 1.x
+	 * peer, or wants to be treated as one.
+	 */
+	const bool versioned = desc_size >= MR_VERSIONED_DESCRIPTOR_SIZE &&
+			       p[21] == wire::TRAILER_MAGIC && p[22] == wire::TRAILER_VERSION &&
+			       p[24] == wire::crc8(p, 24);
+
 	auto *mr = new (std::nothrow) rpma_mr_remote;
 	if (mr == nullptr)
 		return RPMA_E_NOMEM;
-	mr->raddr = get_le64(p);
-	mr->size = get_le64(p + 8);
-	mr->rkey = get_le32(p + 16);
+	mr->raddr = wire::get_le64(p);
+	mr->size = wire::get_le64(p + 8);
+	mr->rkey = wire::get_le32(p + 16);
 	mr->usage = usage;
+	mr->versioned = versioned;
+	/* methods this library does not know are not used */
+	mr->methods = versioned ? static_cast<uint8_t>(p[23] & METHODS_KNOWN) : 0;
 	*mr_ptr = mr;
 	return 0;
 }
@@ -241,6 +250,43 @@ int rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advi
 		}
 		return RPMA_PROVIDER_FAILED(err, "ibv_advise_mr");
 	}
+	return 0;
+}
+
+int rpma_mr_get_versioned_descriptor_size(const struct rpma_mr_local *mr, size_t *desc_size)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(desc_size != nullptr);
+	*desc_size = MR_VERSIONED_DESCRIPTOR_SIZE;
+	return 0;
+}
+
+int rpma_mr_get_versioned_descriptor(const struct rpma_mr_local *mr, void *desc)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	RPMA_CHECK_ARG(desc != nullptr);
+
+	auto *p = static_cast<uint8_t *>(desc);
+	put_descriptor(mr, p);
+	p[21] = wire::TRAILER_MAGIC;
+	p[22] = wire::TRAILER_VERSION;
+	p[23] = local_flush_methods(mr);
+	p[24] = wire::crc8(p, 24);
+	return 0;
+}
+
+int rpma_mr_set_persist_fn(struct rpma_mr_local *mr, rpma_persist_fn *persist)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	if (persist && !(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
+		RPMA_LOG_ERROR("a region offers GPSPM only when registered with "
+			       "RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT");
+		return RPMA_E_INVAL;
+	}
+	if (mr->persist)
+		mr->peer->gpspm_withdraw(mr);
+	if (persist)
+		mr->peer->gpspm_offer(mr, persist);
 	return 0;
 }
 

@@ -17,6 +17,8 @@ struct rpma_peer;
 
 /* librpma 1.x region descriptor: u64 addr, u64 length, u32 rkey, u8 usage */
 constexpr size_t MR_DESCRIPTOR_SIZE = 21;
+/* ...followed by the trailer: magic, version, flush methods, crc8 */
+constexpr size_t MR_VERSIONED_DESCRIPTOR_SIZE = MR_DESCRIPTOR_SIZE + 4;
 
 constexpr int MR_USAGE_ALL =
     RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
@@ -26,6 +28,15 @@ constexpr int MR_USAGE_ALL =
 struct rpma_mr_local {
 	ibv_mr *mr;
 	int usage;
+	rpma_peer *peer;
+
+	/*
+	 * GPSPM: how the target's CPU makes the region persistent; set, the
+	 * region is on its peer's list of regions that GPSPM may flush.
+	 */
+	rpma_persist_fn *persist;
+	rpma_mr_local *gpspm_prev;
+	rpma_mr_local *gpspm_next;
 
 	uint64_t addr_at(size_t offset) const
 	{
@@ -42,6 +53,8 @@ struct rpma_mr_remote {
 	uint64_t size;
 	uint32_t rkey;
 	int usage;
+	bool versioned;	 /* the descriptor carried the trailer */
+	uint8_t methods; /* rpma::flush_method_bits the target offers (versioned only) */
 };
 
 namespace rpma

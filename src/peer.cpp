@@ -8,6 +8,8 @@
 
 #include "conn_cfg.hpp"
 #include "err.hpp"
+#include "gpspm.hpp"
+#include "mr.hpp"
 #include "peer.hpp"
 #include "verbs/verbs.hpp"
 
@@ -39,22 +41,19 @@ int query_odp(ibv_context *context, bool *odp_capable)
 
 } /* namespace rpma */
 
-int rpma_peer::create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_cq, ibv_cq *recv_cq,
+int rpma_peer::create_qp(rdma_cm_id *id, const qp_shape &shape, ibv_cq *send_cq, ibv_cq *recv_cq,
 			 ibv_srq *srq) const
 {
-	const rpma_conn_cfg &c = rpma_conn_cfg::or_defaults(cfg);
-
 	ibv_qp_init_attr_ex attr{};
 	attr.qp_context = nullptr;
 	attr.send_cq = send_cq;
 	attr.recv_cq = recv_cq;
 	attr.srq = srq;
-	attr.cap.max_send_wr = c.sq_size.load();
-	attr.cap.max_recv_wr = srq ? 0 : c.rq_size.load();
+	attr.cap.max_send_wr = shape.max_send_wr;
+	attr.cap.max_recv_wr = srq ? 0 : shape.max_recv_wr;
 	attr.cap.max_send_sge = 1;
 	attr.cap.max_recv_sge = 1;
-	/* the emulated atomic write is an 8-byte inline write */
-	attr.cap.max_inline_data = RPMA_ATOMIC_WRITE_ALIGNMENT;
+	attr.cap.max_inline_data = shape.max_inline_data;
 	attr.qp_type = IBV_QPT_RC;
 	attr.sq_sig_all = 0;
 	attr.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -72,6 +71,63 @@ int rpma_peer::create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_
 	if (rpma::verbs::create_qp_ex(id, &attr))
 		return RPMA_PROVIDER_FAILED(errno, "rdma_create_qp_ex");
 	return 0;
+}
+
+void rpma_peer::gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist)
+{
+	pthread_rwlock_wrlock(&gpspm_lock);
+	mr->persist = persist;
+	mr->gpspm_prev = nullptr;
+	mr->gpspm_next = gpspm_regions;
+	if (gpspm_regions)
+		gpspm_regions->gpspm_prev = mr;
+	gpspm_regions = mr;
+	pthread_rwlock_unlock(&gpspm_lock);
+}
+
+void rpma_peer::gpspm_withdraw(rpma_mr_local *mr)
+{
+	/* waits for a persist of the region in progress */
+	pthread_rwlock_wrlock(&gpspm_lock);
+	if (mr->gpspm_prev)
+		mr->gpspm_prev->gpspm_next = mr->gpspm_next;
+	else
+		gpspm_regions = mr->gpspm_next;
+	if (mr->gpspm_next)
+		mr->gpspm_next->gpspm_prev = mr->gpspm_prev;
+	mr->gpspm_prev = mr->gpspm_next = nullptr;
+	mr->persist = nullptr;
+	pthread_rwlock_unlock(&gpspm_lock);
+}
+
+uint8_t rpma_peer::gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len)
+{
+	uint8_t status = rpma::GPSPM_NO_REGION;
+	pthread_rwlock_rdlock(&gpspm_lock);
+	for (rpma_mr_local *mr = gpspm_regions; mr != nullptr; mr = mr->gpspm_next) {
+		if (mr->mr->rkey != rkey)
+			continue;
+		const uint64_t base = reinterpret_cast<uintptr_t>(mr->mr->addr);
+		if (raddr < base || !rpma::range_fits(mr->mr->length, raddr - base, len)) {
+			RPMA_LOG_ERROR("GPSPM request for %llu bytes at %#llx: outside the region "
+				       "of %zu bytes at %#llx",
+				       static_cast<unsigned long long>(len),
+				       static_cast<unsigned long long>(raddr), mr->mr->length,
+				       static_cast<unsigned long long>(base));
+			status = rpma::GPSPM_OUT_OF_RANGE;
+			break;
+		}
+		if (len)
+			mr->persist(static_cast<const uint8_t *>(mr->mr->addr) + (raddr - base),
+				    len);
+		status = rpma::GPSPM_OK;
+		break;
+	}
+	pthread_rwlock_unlock(&gpspm_lock);
+	if (status == rpma::GPSPM_NO_REGION)
+		RPMA_LOG_ERROR("GPSPM request for rkey %#x: no region with that key offers GPSPM",
+			       rkey);
+	return status;
 }
 
 extern "C" {
@@ -97,6 +153,8 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 
 	peer->context = ibv_ctx;
 	peer->pd = pd;
+	pthread_rwlock_init(&peer->gpspm_lock, nullptr);
+	peer->gpspm_regions = nullptr;
 	peer->odp_capable = rpma::odp_capable_from(attr);
 #ifdef HAVE_IBV_ATOMIC_WRITE
 	peer->native_atomic_write = (attr.device_cap_flags_ex & rpma::DEVICE_CAP_ATOMIC_WRITE) != 0;
@@ -128,6 +186,7 @@ int rpma_peer_delete(struct rpma_peer **peer_ptr)
 	if (rpma::verbs::dealloc_pd(peer->pd))
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dealloc_pd");
 
+	pthread_rwlock_destroy(&peer->gpspm_lock);
 	delete peer;
 	*peer_ptr = nullptr;
 	return ret;

@@ -6,6 +6,8 @@
 #ifndef RPMA_PEER_HPP
 #define RPMA_PEER_HPP
 
+#include <pthread.h>
+
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -13,6 +15,14 @@
 
 struct rpma_conn_cfg;
 struct rpma_cq;
+struct rpma_mr_local;
+
+/* The queues of a queue pair a connection asks for. */
+struct qp_shape {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr; /* ignored with an SRQ */
+	uint32_t max_inline_data;
+};
 
 struct rpma_peer {
 	ibv_context *context;
@@ -22,11 +32,30 @@ struct rpma_peer {
 	bool iwarp;		  /* RDMA read writes its sink remotely on iWARP */
 
 	/*
+	 * The regions that GPSPM may flush (those with a persist function),
+	 * a list through rpma_mr_local::gpspm_next. Serving a request reads it
+	 * and persists under the read lock, so that a region cannot be
+	 * deregistered (and its memory unmapped) while it is being persisted.
+	 */
+	pthread_rwlock_t gpspm_lock;
+	rpma_mr_local *gpspm_regions;
+
+	/*
 	 * Creates the RC queue pair of a connection on id. recv_cq receives the
 	 * receive completions; srq may be NULL.
 	 */
-	int create_qp(rdma_cm_id *id, const rpma_conn_cfg *cfg, ibv_cq *send_cq, ibv_cq *recv_cq,
+	int create_qp(rdma_cm_id *id, const qp_shape &shape, ibv_cq *send_cq, ibv_cq *recv_cq,
 		      ibv_srq *srq) const;
+
+	/* Puts mr on (takes it off) the list of regions GPSPM may flush. */
+	void gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist);
+	void gpspm_withdraw(rpma_mr_local *mr);
+
+	/*
+	 * Serves a GPSPM request: persists [raddr, raddr + len) of the region
+	 * with rkey. Returns the rpma::gpspm_status to answer.
+	 */
+	uint8_t gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len);
 };
 
 namespace rpma

@@ -8,15 +8,25 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include <librpma.h>
 
 /* The librpma 1.x peer-config descriptor is one byte: the flag. */
 constexpr size_t PEER_CFG_DESCRIPTOR_SIZE = 1;
+/* ...followed by the trailer: magic, version, flags, GPSPM depth, crc8 */
+constexpr size_t PEER_CFG_VERSIONED_DESCRIPTOR_SIZE = PEER_CFG_DESCRIPTOR_SIZE + 5;
+/* bit of the trailer's flags: the connections serve GPSPM flushes */
+constexpr uint8_t PEER_CFG_GPSPM = 1 << 0;
 
 struct rpma_peer_cfg {
 	/* "RDMA writes land in the persistent domain" (e.g. DDIO off, eADR) */
 	std::atomic<bool> direct_write_to_pmem{ false };
+	/*
+	 * Decoded from a versioned descriptor: how many GPSPM flushes the
+	 * target's connections take at a time; 0 when they serve none.
+	 */
+	std::atomic<uint32_t> gpspm_depth{ 0 };
 };
 
 #endif /* RPMA_PEER_CFG_HPP */

@@ -33,7 +33,7 @@ int rpma_srq_new(struct rpma_peer *peer, struct rpma_srq_cfg *cfg, struct rpma_s
 
 	int ret = 0;
 	if (rcq_size) {
-		ret = cq_new(peer->context, static_cast<int>(rcq_size), nullptr, 0, &srq->rcq);
+		ret = cq_new(peer->context, static_cast<int>(rcq_size), nullptr, &srq->rcq);
 		if (ret)
 			goto free_srq;
 	}

@@ -448,6 +448,34 @@ void t_await(char tag)
 		T_FAIL("expected the peer's signal '%c', got '%c'", tag, got);
 }
 
+bool t_peer_signaled(void)
+{
+	struct pollfd pfd = { .fd = peer_in(), .events = POLLIN };
+	return poll(&pfd, 1, 0) > 0;
+}
+
+void t_serve_until(struct rpma_conn *conn, char tag)
+{
+	struct rpma_cq *cq = t_cq(conn);
+	long long deadline = t_now_ms() + T_WAIT_MS;
+	static char what[64];
+	snprintf(what, sizeof(what), "the peer's signal '%c' (serving its flushes)", tag);
+	while (!t_peer_signaled()) {
+		struct rpma_completion cmpl;
+		int ret = rpma_cq_wait_completion(cq, &cmpl, 10);
+		if (ret == 0)
+			T_FAIL("a completion of nothing the server posted: op %s, status %d",
+			       t_op_str(cmpl.op), cmpl.op_status);
+		if (ret != RPMA_E_NO_COMPLETION)
+			T_RET(ret, RPMA_E_NO_COMPLETION);
+		if (t_now_ms() > deadline) {
+			waiting_for = what;
+			T_FAIL("timed out waiting for %s", what);
+		}
+	}
+	t_await(tag);
+}
+
 /* memory */
 
 void *t_alloc(size_t size)
@@ -528,6 +556,29 @@ void t_pdata_add_mr(struct t_pdata *pd, const struct rpma_mr_local *mr)
 	if (size < 21 || size > sizeof(desc))
 		T_FAIL("region descriptor size %zu", size);
 	T_OK(rpma_mr_get_descriptor(mr, desc));
+	t_pdata_add(pd, desc, size);
+}
+
+void t_pdata_add_mr_versioned(struct t_pdata *pd, const struct rpma_mr_local *mr)
+{
+	size_t size = 0;
+	unsigned char desc[255];
+	T_OK(rpma_mr_get_versioned_descriptor_size(mr, &size));
+	if (size <= 21 || size > sizeof(desc))
+		T_FAIL("versioned region descriptor size %zu", size);
+	T_OK(rpma_mr_get_versioned_descriptor(mr, desc));
+	t_pdata_add(pd, desc, size);
+}
+
+void t_pdata_add_peer_cfg_versioned(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg,
+				    const struct rpma_conn_cfg *cfg)
+{
+	size_t size = 0;
+	unsigned char desc[255];
+	T_OK(rpma_peer_cfg_get_versioned_descriptor_size(pcfg, &size));
+	if (size <= 1 || size > sizeof(desc))
+		T_FAIL("versioned peer configuration descriptor size %zu", size);
+	T_OK(rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, desc));
 	t_pdata_add(pd, desc, size);
 }
 

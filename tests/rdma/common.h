@@ -83,6 +83,14 @@ void t_await(char tag);
 void t_send_blob(const void *buf, size_t len);
 void t_recv_blob(void *buf, size_t len);
 
+/* whether the peer has signaled something not read yet */
+bool t_peer_signaled(void);
+/*
+ * A GPSPM target (RPMA_GPSPM_POLLED) serves its peer's flushes by polling
+ * its CQ: this does until the peer signals tag. Nothing else may complete.
+ */
+void t_serve_until(struct rpma_conn *conn, char tag);
+
 /* what the process waits for, told if the alarm fires */
 void t_waiting(const char *what);
 
@@ -131,6 +139,10 @@ struct t_pdata {
 void t_pdata_add(struct t_pdata *pd, const void *item, size_t len);
 void t_pdata_add_mr(struct t_pdata *pd, const struct rpma_mr_local *mr);
 void t_pdata_add_peer_cfg(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg);
+/* the versioned forms, which say which flush methods the target offers */
+void t_pdata_add_mr_versioned(struct t_pdata *pd, const struct rpma_mr_local *mr);
+void t_pdata_add_peer_cfg_versioned(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg,
+				    const struct rpma_conn_cfg *cfg);
 /* the item-th item of received private data; its length in *len */
 const void *t_pdata_item(const struct rpma_conn_private_data *pd, int item, size_t *len);
 struct rpma_mr_remote *t_pdata_mr(const struct rpma_conn_private_data *pd, int item);

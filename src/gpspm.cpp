@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gpspm.cpp -- GPSPM requests, answers, flow control and the serving thread
+ */
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <new>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "conn.hpp"
+#include "conn_cfg.hpp"
+#include "cq.hpp"
+#include "err.hpp"
+#include "flush.hpp"
+#include "gpspm.hpp"
+#include "mr.hpp"
+#include "peer.hpp"
+#include "post.hpp"
+#include "verbs/verbs.hpp"
+#include "wire.hpp"
+
+namespace rpma
+{
+
+namespace
+{
+
+uint64_t wr_id_at(const gpspm_engine *g, uint32_t index)
+{
+	return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(g->buffers) +
+				     static_cast<uintptr_t>(index) * GPSPM_SLOT_SIZE);
+}
+
+/* the wr_id of answers: the buffer after the receive buffers */
+uint64_t answer_wr_id(const gpspm_engine *g)
+{
+	return wr_id_at(g, g->depth);
+}
+
+uint32_t index_of(const gpspm_engine *g, uint64_t wr_id)
+{
+	return static_cast<uint32_t>(
+	    (static_cast<uintptr_t>(wr_id) - reinterpret_cast<uintptr_t>(g->buffers)) /
+	    GPSPM_SLOT_SIZE);
+}
+
+int post_receive(gpspm_engine *g, uint32_t index)
+{
+	ibv_sge sge{};
+	sge.addr = wr_id_at(g, index);
+	sge.length = GPSPM_SLOT_SIZE;
+	sge.lkey = g->buffers_mr->lkey;
+	ibv_recv_wr wr{};
+	wr.wr_id = wr_id_at(g, index);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ibv_recv_wr *bad_wr;
+	int ret = verbs::post_recv(g->qp, &wr, &bad_wr);
+	if (ret)
+		return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_recv");
+	return 0;
+}
+
+/* a message of len bytes, sent inline: the library keeps no send buffer */
+int post_message(gpspm_engine *g, const uint8_t *msg, uint32_t len, uint64_t wr_id)
+{
+	ibv_sge sge{};
+	sge.addr = reinterpret_cast<uintptr_t>(msg);
+	sge.length = len;
+	ibv_send_wr wr{};
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	/*
+	 * Signaled: the send queue reclaims its entries only at completions,
+	 * and a GPSPM connection may carry nothing else that is signaled.
+	 */
+	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	ibv_send_wr *bad_wr;
+	int ret = verbs::post_send(g->qp, &wr, &bad_wr);
+	if (ret)
+		return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
+	return 0;
+}
+
+void put_header(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq)
+{
+	wire::put_le16(msg, GPSPM_MAGIC);
+	msg[2] = GPSPM_VERSION;
+	msg[3] = type;
+	wire::put_le32(msg + 4, slot);
+	wire::put_le32(msg + 8, seq);
+}
+
+void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
+{
+	uint8_t msg[GPSPM_ANSWER_SIZE] = {};
+	put_header(msg, GPSPM_ANSWER, slot, seq);
+	msg[12] = status;
+	/* a failure here is the connection's: the client learns it from its own queue */
+	(void)post_message(g, msg, sizeof(msg), answer_wr_id(g));
+}
+
+/* The completion the application sees for a flush. */
+void flush_completion(const void *op_context, ibv_wc_status status, ibv_wc *out)
+{
+	*out = ibv_wc{};
+	out->wr_id = wr_id_of(op_context);
+	out->status = status;
+	out->opcode = IBV_WC_RDMA_READ;
+}
+
+ibv_wc_status status_of_answer(uint8_t status)
+{
+	switch (status) {
+	case GPSPM_OK:
+		return IBV_WC_SUCCESS;
+	case GPSPM_NO_REGION:
+	case GPSPM_OUT_OF_RANGE:
+		return IBV_WC_REM_ACCESS_ERR;
+	default:
+		return IBV_WC_REM_INV_REQ_ERR;
+	}
+}
+
+/* A request from the peer, already copied out of its receive buffer. */
+void serve(gpspm_engine *g, const uint8_t *msg, uint32_t len)
+{
+	const uint32_t slot = wire::get_le32(msg + 4);
+	const uint32_t seq = wire::get_le32(msg + 8);
+	if (len < GPSPM_REQUEST_SIZE) {
+		RPMA_LOG_ERROR("GPSPM request of %u bytes, need %u: refused", len,
+			       GPSPM_REQUEST_SIZE);
+		answer(g, slot, seq, GPSPM_MALFORMED);
+		return;
+	}
+	const uint32_t rkey = wire::get_le32(msg + 12);
+	const uint64_t raddr = wire::get_le64(msg + 16);
+	const uint64_t flush_len = wire::get_le64(msg + 24);
+	answer(g, slot, seq, g->peer->gpspm_persist(rkey, raddr, flush_len));
+}
+
+void push_pending(gpspm_engine *g, const ibv_wc &wc)
+{
+	while (g->pending_lock.test_and_set(std::memory_order_acquire))
+		;
+	const uint32_t n = g->pending_count.load(std::memory_order_relaxed);
+	if (n < g->pending_capacity) {
+		g->pending[n] = wc;
+		g->pending_count.store(n + 1, std::memory_order_release);
+	} else {
+		/* cannot happen: one entry per flush slot */
+		RPMA_LOG_FATAL("no room for a made-up GPSPM completion: it is lost");
+	}
+	g->pending_lock.clear(std::memory_order_release);
+}
+
+/*
+ * The queue pair failed: every flush whose request went out and whose
+ * answer has not come gets an error completion now, since no answer can
+ * come any more. A flush whose request has not completed yet gets its
+ * error from that completion.
+ */
+void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status)
+{
+	g->broken.store(true, std::memory_order_release);
+	const uint8_t waiting = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM | FLUSH_SLOT_SENT;
+	for (uint32_t i = 0; i <= flush->slots_mask; i++) {
+		flush_slot *slot = &flush->slots[i];
+		if ((slot->state.load(std::memory_order_acquire) &
+		     (waiting | FLUSH_SLOT_COMPLETED)) != waiting)
+			continue;
+		const void *op_context = slot->op_context;
+		const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_COMPLETED);
+		if (prev & FLUSH_SLOT_COMPLETED)
+			continue;
+		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+		ibv_wc wc;
+		flush_completion(op_context, status, &wc);
+		push_pending(g, wc);
+		flush->release(slot);
+	}
+}
+
+/* An answer to one of this side's flushes. */
+bool on_answer(gpspm_engine *g, conn_flush *flush, const uint8_t *msg, uint32_t len, ibv_wc *out)
+{
+	if (len < GPSPM_ANSWER_SIZE) {
+		RPMA_LOG_ERROR("GPSPM answer of %u bytes, need %u: ignored", len,
+			       GPSPM_ANSWER_SIZE);
+		return false;
+	}
+	const uint32_t index = wire::get_le32(msg + 4);
+	const uint32_t seq = wire::get_le32(msg + 8);
+	const uint8_t status = msg[12];
+	const uint8_t asked = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
+	flush_slot *slot = index <= flush->slots_mask ? &flush->slots[index] : nullptr;
+	if (slot == nullptr || (slot->state.load(std::memory_order_acquire) & asked) != asked ||
+	    slot->seq != seq) {
+		RPMA_LOG_ERROR("GPSPM answer to no flush in flight (slot %u, seq %u): ignored",
+			       index, seq);
+		return false;
+	}
+
+	const void *op_context = slot->op_context;
+	const bool signaled = slot->signaled;
+	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_COMPLETED);
+	if (prev & FLUSH_SLOT_COMPLETED)
+		return false; /* its error completion went out already */
+	g->in_flight.fetch_sub(1, std::memory_order_release);
+	/* the slot goes when its request's send has completed too */
+	if (prev & FLUSH_SLOT_SENT)
+		flush->release(slot);
+
+	if (status != GPSPM_OK)
+		RPMA_LOG_ERROR("the target refused a GPSPM flush (status %u)", status);
+	if (!signaled && status == GPSPM_OK)
+		return false;
+	flush_completion(op_context, status_of_answer(status), out);
+	return true;
+}
+
+void *serving_thread(void *arg);
+
+} /* namespace */
+
+uint32_t gpspm_depth_of(const rpma_conn_cfg &cfg)
+{
+	if (cfg.gpspm.load() == RPMA_GPSPM_DISABLED)
+		return 0;
+	const uint32_t rq_size = cfg.rq_size.load();
+	return rq_size < GPSPM_DEPTH_MAX ? rq_size : GPSPM_DEPTH_MAX;
+}
+
+int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_flushes,
+	      gpspm_engine **gpspm_ptr)
+{
+	const size_t size = static_cast<size_t>(depth + 1) * GPSPM_SLOT_SIZE;
+	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	auto *g = new (std::nothrow) gpspm_engine;
+	auto *pending = new (std::nothrow) ibv_wc[max_flushes];
+	void *buffers = nullptr;
+	/* pages of their own: nothing else shares a page the NIC writes */
+	if (g == nullptr || pending == nullptr ||
+	    posix_memalign(&buffers, page, (size + page - 1) / page * page)) {
+		delete g;
+		delete[] pending;
+		return RPMA_E_NOMEM;
+	}
+	memset(buffers, 0, size);
+
+	g->buffers_mr = verbs::reg_mr(peer->pd, buffers, size, IBV_ACCESS_LOCAL_WRITE);
+	if (g->buffers_mr == nullptr) {
+		int ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
+		free(buffers);
+		delete g;
+		delete[] pending;
+		return ret;
+	}
+	g->peer = peer;
+	g->qp = nullptr;
+	g->mode = mode;
+	g->depth = depth;
+	g->buffers = static_cast<uint8_t *>(buffers);
+	g->pending = pending;
+	g->pending_capacity = max_flushes;
+	g->stop_fd = -1;
+	g->thread_running = false;
+	*gpspm_ptr = g;
+	return 0;
+}
+
+int gpspm_start(gpspm_engine *g, ibv_qp *qp)
+{
+	g->qp = qp;
+	for (uint32_t i = 0; i < g->depth; i++) {
+		int ret = post_receive(g, i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int gpspm_start_thread(gpspm_engine *g, rpma_cq *cq)
+{
+	g->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (g->stop_fd < 0)
+		return RPMA_PROVIDER_FAILED(errno, "eventfd");
+	/* the thread never blocks in ibv_get_cq_event: it polls the fd first */
+	const int flags = fcntl(cq->channel->fd, F_GETFL);
+	if (flags < 0 || fcntl(cq->channel->fd, F_SETFL, flags | O_NONBLOCK)) {
+		int ret = RPMA_PROVIDER_FAILED(errno, "fcntl on the completion channel");
+		close(g->stop_fd);
+		g->stop_fd = -1;
+		return ret;
+	}
+	int err = pthread_create(&g->thread, nullptr, serving_thread, cq);
+	if (err) {
+		close(g->stop_fd);
+		g->stop_fd = -1;
+		return RPMA_PROVIDER_FAILED(err, "pthread_create");
+	}
+	g->thread_running = true;
+	return 0;
+}
+
+int gpspm_delete(gpspm_engine **gpspm_ptr)
+{
+	gpspm_engine *g = *gpspm_ptr;
+	if (g == nullptr)
+		return 0;
+	if (g->thread_running) {
+		const uint64_t one = 1;
+		ssize_t w = write(g->stop_fd, &one, sizeof(one));
+		(void)w;
+		pthread_join(g->thread, nullptr);
+	}
+	if (g->stop_fd >= 0)
+		close(g->stop_fd);
+	int ret = 0;
+	if (verbs::dereg_mr(g->buffers_mr))
+		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
+	free(g->buffers);
+	delete[] g->pending;
+	delete g;
+	*gpspm_ptr = nullptr;
+	return ret;
+}
+
+bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *out)
+{
+	if (wc.wr_id == answer_wr_id(g)) {
+		if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
+			RPMA_LOG_ERROR("a GPSPM answer could not be sent: %s",
+				       ibv_wc_status_str(wc.status));
+		return false;
+	}
+
+	/* a receive buffer: it held a message, or the queue pair failed */
+	if (wc.status != IBV_WC_SUCCESS) {
+		if (!g->broken.load(std::memory_order_relaxed) && wc.status != IBV_WC_WR_FLUSH_ERR)
+			RPMA_LOG_ERROR("GPSPM receive failed: %s", ibv_wc_status_str(wc.status));
+		fail_in_flight(g, flush, wc.status);
+		return false;
+	}
+
+	/* copy the message out, so that the buffer goes back at once */
+	uint8_t msg[GPSPM_SLOT_SIZE];
+	const uint32_t len = wc.byte_len < GPSPM_SLOT_SIZE ? wc.byte_len : GPSPM_SLOT_SIZE;
+	memcpy(msg, reinterpret_cast<const void *>(static_cast<uintptr_t>(wc.wr_id)), len);
+	const bool is_message = wc.opcode == IBV_WC_RECV;
+	if (post_receive(g, index_of(g, wc.wr_id)))
+		RPMA_LOG_ERROR("a GPSPM receive buffer could not be posted again");
+
+	if (!is_message || len < 12 || wire::get_le16(msg) != GPSPM_MAGIC ||
+	    msg[2] != GPSPM_VERSION) {
+		RPMA_LOG_ERROR("not a GPSPM message (%u bytes, opcode %d): ignored", wc.byte_len,
+			       wc.opcode);
+		return false;
+	}
+	switch (msg[3]) {
+	case GPSPM_REQUEST:
+		serve(g, msg, len);
+		return false;
+	case GPSPM_ANSWER:
+		return on_answer(g, flush, msg, len, out);
+	default:
+		RPMA_LOG_ERROR("GPSPM message of unknown type %u", msg[3]);
+		answer(g, wire::get_le32(msg + 4), wire::get_le32(msg + 8), GPSPM_MALFORMED);
+		return false;
+	}
+}
+
+bool gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
+			ibv_wc *out)
+{
+	const void *op_context = slot->op_context;
+	if (wc.status == IBV_WC_SUCCESS) {
+		const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT);
+		if (prev & FLUSH_SLOT_COMPLETED) {
+			flush->release(slot);
+			return false;
+		}
+		if (!g->broken.load(std::memory_order_acquire))
+			return false; /* the answer completes it */
+		/* the connection failed before this send was seen: no answer will come */
+	}
+	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT | FLUSH_SLOT_COMPLETED);
+	flush->release(slot);
+	if (prev & FLUSH_SLOT_COMPLETED)
+		return false;
+	g->in_flight.fetch_sub(1, std::memory_order_release);
+	flush_completion(op_context, wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status,
+			 out);
+	return true;
+}
+
+int gpspm_take_pending(gpspm_engine *g, ibv_wc *wc, int n)
+{
+	if (g->pending_count.load(std::memory_order_acquire) == 0)
+		return 0;
+	while (g->pending_lock.test_and_set(std::memory_order_acquire))
+		;
+	const uint32_t count = g->pending_count.load(std::memory_order_relaxed);
+	const uint32_t taken = count < static_cast<uint32_t>(n) ? count : static_cast<uint32_t>(n);
+	memcpy(wc, g->pending, taken * sizeof(*wc));
+	memmove(g->pending, g->pending + taken, (count - taken) * sizeof(*wc));
+	g->pending_count.store(count - taken, std::memory_order_release);
+	g->pending_lock.clear(std::memory_order_release);
+	return static_cast<int>(taken);
+}
+
+int gpspm_flush(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+		unsigned send_flags, const void *op_context)
+{
+	conn_flush *flush = conn->flush;
+	gpspm_engine *g = flush->gpspm;
+
+	/* flow control: never more requests than the target has receives posted */
+	const uint32_t limit = g->max_in_flight.load(std::memory_order_relaxed);
+	if (g->in_flight.fetch_add(1, std::memory_order_acquire) >= limit) {
+		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+		return RPMA_E_AGAIN;
+	}
+	flush_slot *slot =
+	    flush->claim(op_context, send_flags & IBV_SEND_SIGNALED, FLUSH_SLOT_GPSPM);
+	if (slot == nullptr) {
+		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "
+			       "and CQ can hold");
+		return RPMA_E_NOMEM;
+	}
+	const uint32_t seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
+	slot->seq = seq;
+
+	uint8_t msg[GPSPM_REQUEST_SIZE];
+	put_header(msg, GPSPM_REQUEST, static_cast<uint32_t>(slot - flush->slots), seq);
+	wire::put_le32(msg + 12, dst->rkey);
+	wire::put_le64(msg + 16, dst->raddr + offset);
+	wire::put_le64(msg + 24, len);
+	int ret = post_message(g, msg, sizeof(msg), flush->wr_id_of(slot));
+	if (ret) {
+		flush->release(slot);
+		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+	}
+	return ret;
+}
+
+namespace
+{
+
+void *serving_thread(void *arg)
+{
+	auto *cq = static_cast<rpma_cq *>(arg);
+	gpspm_engine *g = cq->flush->gpspm;
+	pollfd fds[2] = { { cq->channel->fd, POLLIN, 0 }, { g->stop_fd, POLLIN, 0 } };
+	for (;;) {
+		/* everything there is, then sleep until the CQ's next event */
+		ibv_wc wc[16];
+		uint64_t flushes;
+		int n;
+		while ((n = cq->take(16, wc, &flushes)) > 0)
+			RPMA_LOG_WARNING("%d completions of the application's own operations on a "
+					 "connection served by a GPSPM thread: dropped",
+					 n);
+		if (n < 0)
+			RPMA_LOG_ERROR("the GPSPM thread cannot poll its CQ any more");
+
+		if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+			RPMA_PROVIDER_FAILED(errno, "poll in the GPSPM thread");
+			break;
+		}
+		if (fds[1].revents)
+			break;
+		if (fds[0].revents) {
+			ibv_cq *ev_cq = nullptr;
+			void *ev_ctx = nullptr;
+			if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx) == 0)
+				(void)cq->ack_event_of(ev_cq);
+		}
+	}
+	return nullptr;
+}
+
+} /* namespace */
+
+} /* namespace rpma */
