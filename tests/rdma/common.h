@@ -124,6 +124,19 @@ long t_check_pattern(const void *buf, size_t len, size_t origin, unsigned seed);
 				       #buf, i_, b_[i_], (unsigned)(unsigned char)(value));        \
 	} while (0)
 
+/*
+ * Persistent memory: RPMA_TEST_PMEM mapped with libpmem2 (DRAM without
+ * it), zeroed. *persist persists a range of it and records the call in
+ * t_persist_log (offsets from the start of the mapping).
+ */
+struct t_persist_log {
+	unsigned calls;
+	size_t offset, len; /* of the last call */
+	size_t total;	    /* bytes over all calls */
+};
+extern struct t_persist_log t_persist_log;
+void *t_pmem_map(size_t size, rpma_persist_fn **persist);
+
 /* peers and regions */
 struct rpma_peer *t_peer_new(void);
 struct rpma_mr_local *t_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage);

@@ -3,9 +3,9 @@
  * gpspm_round_trip.c -- GPSPM through the library: a target that does not
  * declare direct write to PMem offers GPSPM for its region in the versioned
  * descriptors; the client's persistent flush then goes as a request that
- * the target's CPU serves with the region's persist function (here one
- * that records what it was asked), and completes as RPMA_OP_FLUSH only
- * after the target persisted exactly the flushed range
+ * the target's CPU serves with the region's persist function (libpmem2's
+ * for the device DAX, recorded), and completes as RPMA_OP_FLUSH only after
+ * the target persisted exactly the flushed range
  */
 
 #include "common.h"
@@ -14,24 +14,14 @@
 #define OFF  512
 #define LEN  2048
 
-static unsigned char *region;
-static size_t persisted_off = (size_t)-1, persisted_len;
-static unsigned persist_calls;
-
-static void record_persist(const void *ptr, size_t len)
-{
-	persist_calls++;
-	persisted_off = (size_t)((const unsigned char *)ptr - region);
-	persisted_len = len;
-}
-
 static void server(void)
 {
 	struct rpma_peer *peer = t_peer_new();
-	region = t_alloc(SIZE);
+	rpma_persist_fn *persist;
+	unsigned char *region = t_pmem_map(SIZE, &persist);
 	struct rpma_mr_local *mr = t_mr_reg(
 	    peer, region, SIZE, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
-	T_OK(rpma_mr_set_persist_fn(mr, record_persist));
+	T_OK(rpma_mr_set_persist_fn(mr, persist));
 	struct rpma_peer_cfg *pcfg = NULL;
 	T_OK(rpma_peer_cfg_new(&pcfg));
 	struct rpma_conn_cfg *cfg = NULL;
@@ -47,9 +37,9 @@ static void server(void)
 
 	/* the requests are served while the target polls its CQ */
 	t_serve_until(conn, 'F');
-	T_EQ(persist_calls, 1);
-	T_EQ(persisted_off, OFF);
-	T_EQ(persisted_len, LEN);
+	T_EQ(t_persist_log.calls, 1);
+	T_EQ(t_persist_log.offset, OFF);
+	T_EQ(t_persist_log.len, LEN);
 	T_PATTERN(region + OFF, LEN, 0, 5);
 	t_signal('V');
 
