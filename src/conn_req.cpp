@@ -11,6 +11,7 @@
 #include "conn_req.hpp"
 #include "cq.hpp"
 #include "err.hpp"
+#include "gpspm.hpp"
 #include "peer.hpp"
 #include "post.hpp"
 #include "srq.hpp"
@@ -64,7 +65,7 @@ int rpma::check_conn_cfg(const rpma_conn_cfg *cfg)
 			       "queue that has its own receive CQ");
 		return RPMA_E_INVAL;
 	}
-	return 0;
+	return gpspm_check_cfg(c);
 }
 
 int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rpma_conn_cfg *cfg,

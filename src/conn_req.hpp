@@ -26,8 +26,10 @@ namespace rpma
 
 /*
  * RPMA_E_INVAL, logged, when cfg shares one completion channel between the
- * connection's CQs and names an SRQ with a receive CQ of its own: the
- * receives would complete where that channel never reports them.
+ * connection's CQs and names an SRQ with a receive CQ of its own (the
+ * receives would complete where that channel never reports them), or asks
+ * for GPSPM with queues it cannot work with. Checked before anything is
+ * created or taken: a passive side keeps the client's request.
  */
 int check_conn_cfg(const rpma_conn_cfg *cfg);
 

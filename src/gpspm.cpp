@@ -238,6 +238,22 @@ uint32_t gpspm_depth_of(const rpma_conn_cfg &cfg)
 	return rq_size < GPSPM_DEPTH_MAX ? rq_size : GPSPM_DEPTH_MAX;
 }
 
+int gpspm_check_cfg(const rpma_conn_cfg &cfg)
+{
+	if (cfg.gpspm.load() == RPMA_GPSPM_DISABLED)
+		return 0;
+	if (cfg.rcq_size.load() || cfg.srq.load()) {
+		RPMA_LOG_ERROR("GPSPM takes the connection's receive queue: it cannot go with a "
+			       "receive CQ or a shared receive queue");
+		return RPMA_E_INVAL;
+	}
+	if (gpspm_depth_of(cfg) == 0) {
+		RPMA_LOG_ERROR("GPSPM needs a receive queue: its size is 0");
+		return RPMA_E_INVAL;
+	}
+	return 0;
+}
+
 int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_flushes,
 	      gpspm_engine **gpspm_ptr)
 {

@@ -114,6 +114,13 @@ struct gpspm_engine {
 uint32_t gpspm_depth_of(const rpma_conn_cfg &cfg);
 
 /*
+ * RPMA_E_INVAL, logged, when cfg asks for GPSPM with queues it cannot work
+ * with: a receive CQ or a shared receive queue (the library's receives
+ * must complete where it polls), or no receive queue at all.
+ */
+int gpspm_check_cfg(const rpma_conn_cfg &cfg);
+
+/*
  * Creates the GPSPM engine of a connection on peer: depth receive buffers,
  * room for max_flushes made-up completions.
  */
