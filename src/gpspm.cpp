@@ -107,13 +107,18 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 	(void)post_message(g, msg, sizeof(msg), answer_wr_id(g));
 }
 
-/* The completion the application sees for a flush. */
-void flush_completion(const void *op_context, ibv_wc_status status, ibv_wc *out)
+/*
+ * The completion the application sees for a flush: made up, so it names
+ * the connection's queue pair itself, as every completion does.
+ */
+void flush_completion(const gpspm_engine *g, const void *op_context, ibv_wc_status status,
+		      ibv_wc *out)
 {
 	*out = ibv_wc{};
 	out->wr_id = wr_id_of(op_context);
 	out->status = status;
 	out->opcode = IBV_WC_RDMA_READ;
+	out->qp_num = g->qp->qp_num;
 }
 
 ibv_wc_status status_of_answer(uint8_t status)
@@ -182,7 +187,7 @@ void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status)
 			continue;
 		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
 		ibv_wc wc;
-		flush_completion(op_context, status, &wc);
+		flush_completion(g, op_context, status, &wc);
 		push_pending(g, wc);
 		flush->release(slot);
 	}
@@ -222,7 +227,7 @@ bool on_answer(gpspm_engine *g, conn_flush *flush, const uint8_t *msg, uint32_t 
 		RPMA_LOG_ERROR("the target refused a GPSPM flush (status %u)", status);
 	if (!signaled && status == GPSPM_OK)
 		return false;
-	flush_completion(op_context, status_of_answer(status), out);
+	flush_completion(g, op_context, status_of_answer(status), out);
 	return true;
 }
 
@@ -412,8 +417,8 @@ bool gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, co
 	if (prev & FLUSH_SLOT_COMPLETED)
 		return false;
 	g->in_flight.fetch_sub(1, std::memory_order_release);
-	flush_completion(op_context, wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status,
-			 out);
+	flush_completion(g, op_context,
+			 wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status, out);
 	return true;
 }
 
