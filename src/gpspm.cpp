@@ -256,6 +256,12 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg)
 		RPMA_LOG_ERROR("GPSPM needs a receive queue: its size is 0");
 		return RPMA_E_INVAL;
 	}
+	/* the thread sleeps on the channel: rpma_conn_wait() would take its events */
+	if (cfg.gpspm.load() == RPMA_GPSPM_THREAD && cfg.shared_channel.load()) {
+		RPMA_LOG_ERROR("a connection served by a GPSPM thread (RPMA_GPSPM_THREAD) cannot "
+			       "share its completion channel with the application");
+		return RPMA_E_INVAL;
+	}
 	return 0;
 }
 

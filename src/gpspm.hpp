@@ -116,7 +116,8 @@ uint32_t gpspm_depth_of(const rpma_conn_cfg &cfg);
 /*
  * RPMA_E_INVAL, logged, when cfg asks for GPSPM with queues it cannot work
  * with: a receive CQ or a shared receive queue (the library's receives
- * must complete where it polls), or no receive queue at all.
+ * must complete where it polls), no receive queue at all, or, for
+ * RPMA_GPSPM_THREAD, a completion channel shared with the application.
  */
 int gpspm_check_cfg(const rpma_conn_cfg &cfg);
 
