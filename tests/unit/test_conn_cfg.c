@@ -364,6 +364,87 @@ static void conn_cfg_full_configuration(void **state)
 	delete_cfg(&cfg);
 }
 
+/*
+ * GPSPM (rpma-ng extension)
+ */
+
+static enum rpma_gpspm_mode get_gpspm(const struct rpma_conn_cfg *cfg)
+{
+	enum rpma_gpspm_mode mode = (enum rpma_gpspm_mode)0x5a;
+	assert_int_equal(rpma_conn_cfg_get_gpspm(cfg, &mode), 0);
+	return mode;
+}
+
+static void conn_cfg_gpspm_default(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = new_cfg();
+	assert_int_equal(get_gpspm(cfg), RPMA_GPSPM_DISABLED);
+	delete_cfg(&cfg);
+}
+
+static void conn_cfg_gpspm_round_trip(void **state)
+{
+	(void)state;
+	static const enum rpma_gpspm_mode modes[] = {
+		RPMA_GPSPM_POLLED, RPMA_GPSPM_THREAD, RPMA_GPSPM_DISABLED, RPMA_GPSPM_THREAD,
+		RPMA_GPSPM_POLLED,
+	};
+	struct rpma_conn_cfg *cfg = new_cfg();
+	for (size_t i = 0; i < UT_ARRAY_SIZE(modes); i++) {
+		assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, modes[i]), 0);
+		assert_int_equal(get_gpspm(cfg), modes[i]);
+	}
+	delete_cfg(&cfg);
+}
+
+static void conn_cfg_gpspm_invalid(void **state)
+{
+	(void)state;
+	static const int invalid[] = { 3, 4, -1, 100, 0x7fffffff };
+	struct rpma_conn_cfg *cfg = new_cfg();
+	assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD), 0);
+	for (size_t i = 0; i < UT_ARRAY_SIZE(invalid); i++) {
+		ut_log_clear();
+		assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, (enum rpma_gpspm_mode)invalid[i]),
+				 RPMA_E_INVAL);
+		assert_int_equal(ut_log_count, 1);
+		/* nothing changed */
+		assert_int_equal(get_gpspm(cfg), RPMA_GPSPM_THREAD);
+	}
+	delete_cfg(&cfg);
+}
+
+static void conn_cfg_gpspm_null(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = new_cfg();
+	enum rpma_gpspm_mode mode = (enum rpma_gpspm_mode)0x5a;
+	assert_int_equal(rpma_conn_cfg_set_gpspm(NULL, RPMA_GPSPM_POLLED), RPMA_E_INVAL);
+	assert_int_equal(rpma_conn_cfg_get_gpspm(NULL, &mode), RPMA_E_INVAL);
+	assert_int_equal(mode, 0x5a);
+	assert_int_equal(rpma_conn_cfg_get_gpspm(cfg, NULL), RPMA_E_INVAL);
+	delete_cfg(&cfg);
+}
+
+/* GPSPM and the rest of the configuration do not touch each other */
+static void conn_cfg_gpspm_independent(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *a = new_cfg();
+	struct rpma_conn_cfg *b = new_cfg();
+	assert_int_equal(rpma_conn_cfg_set_rq_size(a, 77), 0);
+	assert_int_equal(rpma_conn_cfg_set_gpspm(a, RPMA_GPSPM_POLLED), 0);
+	assert_int_equal(get_gpspm(b), RPMA_GPSPM_DISABLED);
+	uint32_t rq = 0;
+	assert_int_equal(rpma_conn_cfg_get_rq_size(a, &rq), 0);
+	assert_int_equal(rq, 77);
+	assert_int_equal(rpma_conn_cfg_set_rq_size(a, 5), 0);
+	assert_int_equal(get_gpspm(a), RPMA_GPSPM_POLLED);
+	delete_cfg(&a);
+	delete_cfg(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +468,11 @@ int main(void)
 		UT_TEST(conn_cfg_srq_round_trip),
 		UT_TEST(conn_cfg_srq_null),
 		UT_TEST(conn_cfg_full_configuration),
+		UT_TEST(conn_cfg_gpspm_default),
+		UT_TEST(conn_cfg_gpspm_round_trip),
+		UT_TEST(conn_cfg_gpspm_invalid),
+		UT_TEST(conn_cfg_gpspm_null),
+		UT_TEST(conn_cfg_gpspm_independent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

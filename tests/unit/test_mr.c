@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "crc8_ref.h"
 #include "unit_common.h"
 
 #define DESC_SIZE 21
@@ -1146,6 +1147,300 @@ static void advise_device_without_odp(void **state)
 	dereg(&mr);
 }
 
+/*
+ * versioned descriptor (rpma-ng extension): the 21 bytes of librpma 1.x,
+ * then the trailer [0xD7 magic][version 1][flush methods][crc8 of bytes 0..23]
+ */
+
+#define VDESC_SIZE	  25
+#define METHOD_RAW	  0x01 /* read-after-write */
+#define METHOD_GPSPM	  0x02
+#define USAGE_PERSISTENT RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT
+
+static void record_nothing(const void *ptr, size_t len)
+{
+	(void)ptr;
+	(void)len;
+}
+
+/* the versioned descriptor of mr, checked to stop at 25 bytes */
+static void vdesc_of(const struct rpma_mr_local *mr, uint8_t d[VDESC_SIZE])
+{
+	uint8_t wide[VDESC_SIZE + 8];
+	memset(wide, 0xee, sizeof(wide));
+	assert_int_equal(rpma_mr_get_versioned_descriptor(mr, wide), 0);
+	for (size_t i = VDESC_SIZE; i < sizeof(wide); i++)
+		assert_int_equal(wide[i], 0xee);
+	memcpy(d, wide, VDESC_SIZE);
+}
+
+static void vdesc_reference_crc(void **state)
+{
+	(void)state;
+	assert_true(crc8_ref_is_sound());
+}
+
+static void vdesc_size(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), RPMA_MR_USAGE_READ_SRC);
+	size_t size = UT_POISON_SIZE;
+	assert_int_equal(rpma_mr_get_versioned_descriptor_size(mr, &size), 0);
+	assert_int_equal(size, VDESC_SIZE);
+	/* the default form stays librpma's, whatever the region offers */
+	assert_int_equal(rpma_mr_get_descriptor_size(mr, &size), 0);
+	assert_int_equal(size, DESC_SIZE);
+	dereg(&mr);
+}
+
+static void vdesc_size_null(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), RPMA_MR_USAGE_READ_SRC);
+	size_t size = UT_POISON_SIZE;
+	assert_int_equal(rpma_mr_get_versioned_descriptor_size(NULL, &size), RPMA_E_INVAL);
+	assert_int_equal(size, UT_POISON_SIZE);
+	assert_int_equal(rpma_mr_get_versioned_descriptor_size(mr, NULL), RPMA_E_INVAL);
+	dereg(&mr);
+}
+
+static void vdesc_null(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), RPMA_MR_USAGE_READ_SRC);
+	uint8_t d[VDESC_SIZE];
+	memset(d, 0xee, sizeof(d));
+	assert_int_equal(rpma_mr_get_versioned_descriptor(NULL, d), RPMA_E_INVAL);
+	for (size_t i = 0; i < sizeof(d); i++)
+		assert_int_equal(d[i], 0xee);
+	assert_int_equal(rpma_mr_get_versioned_descriptor(mr, NULL), RPMA_E_INVAL);
+	dereg(&mr);
+}
+
+/* byte for byte, for a region that persistent flushes may reach */
+static void vdesc_bytes(void **state)
+{
+	(void)state;
+	const int usage = RPMA_MR_USAGE_WRITE_DST | USAGE_PERSISTENT;
+	struct rpma_mr_local *mr = reg(buf + 24, 3000, usage);
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(mr, d);
+
+	uint8_t expected[VDESC_SIZE];
+	make_desc(expected, (uint64_t)(uintptr_t)(buf + 24), 3000, fake_verbs_reg_mr(0)->rkey,
+		  (uint8_t)usage);
+	expected[21] = 0xD7;
+	expected[22] = 1;
+	expected[23] = METHOD_RAW;
+	expected[24] = crc8_ref(expected, 24);
+	assert_memory_equal(d, expected, VDESC_SIZE);
+
+	/* the first 21 bytes are the librpma 1.x descriptor, unchanged */
+	uint8_t legacy[DESC_SIZE];
+	assert_int_equal(rpma_mr_get_descriptor(mr, legacy), 0);
+	assert_memory_equal(d, legacy, DESC_SIZE);
+	dereg(&mr);
+}
+
+/* every byte of the descriptor enters the checksum */
+static void vdesc_crc_covers_everything(void **state)
+{
+	(void)state;
+	void *far = (void *)(uintptr_t)0x00007f0102030405ULL;
+	const size_t size = (size_t)0x0000000a0b0c0d0eULL;
+	struct rpma_mr_local *a = reg(far, size, 0xff);
+	struct rpma_mr_local *b = reg(buf, sizeof(buf), RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	uint8_t da[VDESC_SIZE], db[VDESC_SIZE];
+	vdesc_of(a, da);
+	vdesc_of(b, db);
+	assert_int_equal(da[24], crc8_ref(da, 24));
+	assert_int_equal(db[24], crc8_ref(db, 24));
+	/* the whole descriptor, checksum included, divides evenly */
+	assert_int_equal(crc8_ref(da, VDESC_SIZE), 0);
+	assert_int_equal(crc8_ref(db, VDESC_SIZE), 0);
+	assert_int_equal(get_le(da + 16, 4), fake_verbs_reg_mr(0)->rkey);
+	assert_int_equal(get_le(db + 16, 4), fake_verbs_reg_mr(1)->rkey);
+	dereg(&a);
+	dereg(&b);
+}
+
+static uint8_t methods_of(const struct rpma_mr_local *mr)
+{
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(mr, d);
+	assert_int_equal(d[21], 0xD7);
+	assert_int_equal(d[22], 1);
+	assert_int_equal(d[24], crc8_ref(d, 24));
+	return d[23];
+}
+
+/* read-after-write for every flushable region, and for no other */
+static void vdesc_methods_by_usage(void **state)
+{
+	(void)state;
+	static const struct {
+		int usage;
+		uint8_t methods;
+	} cases[] = {
+		{ RPMA_MR_USAGE_WRITE_DST, 0 },
+		{ RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST, 0 },
+		{ RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, METHOD_RAW },
+		{ USAGE_PERSISTENT, METHOD_RAW },
+		{ RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | USAGE_PERSISTENT,
+		  METHOD_RAW },
+	};
+	for (size_t i = 0; i < UT_ARRAY_SIZE(cases); i++) {
+		struct rpma_mr_local *mr = reg(buf, sizeof(buf), cases[i].usage);
+		assert_int_equal(methods_of(mr), cases[i].methods);
+		dereg(&mr);
+	}
+}
+
+/* GPSPM while the region has a persist function, and only then */
+static void vdesc_methods_follow_persist_fn(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), RPMA_MR_USAGE_WRITE_DST | USAGE_PERSISTENT);
+	assert_int_equal(methods_of(mr), METHOD_RAW);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
+	assert_int_equal(methods_of(mr), METHOD_RAW | METHOD_GPSPM);
+	/* set again: still offered once */
+	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
+	assert_int_equal(methods_of(mr), METHOD_RAW | METHOD_GPSPM);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, NULL), 0);
+	assert_int_equal(methods_of(mr), METHOD_RAW);
+	dereg(&mr);
+}
+
+/* the librpma 1.x descriptor does not change when GPSPM is offered */
+static void vdesc_legacy_unchanged_by_persist_fn(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), USAGE_PERSISTENT);
+	uint8_t before[DESC_SIZE + 4], after[DESC_SIZE + 4];
+	memset(before, 0xee, sizeof(before));
+	memset(after, 0xee, sizeof(after));
+	assert_int_equal(rpma_mr_get_descriptor(mr, before), 0);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
+	assert_int_equal(rpma_mr_get_descriptor(mr, after), 0);
+	assert_memory_equal(before, after, sizeof(before));
+	for (size_t i = DESC_SIZE; i < sizeof(after); i++)
+		assert_int_equal(after[i], 0xee);
+	size_t size = 0;
+	assert_int_equal(rpma_mr_get_descriptor_size(mr, &size), 0);
+	assert_int_equal(size, DESC_SIZE);
+	dereg(&mr);
+}
+
+/* both forms decode to the same region */
+static void vdesc_decodes_as_region(void **state)
+{
+	(void)state;
+	const int usage = RPMA_MR_USAGE_WRITE_DST | USAGE_PERSISTENT;
+	struct rpma_mr_local *mr = reg(buf, 2048, usage);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(mr, d);
+	struct rpma_mr_remote *v = decode(d, VDESC_SIZE);
+	struct rpma_mr_remote *l = decode(d, DESC_SIZE);
+	assert_int_equal(remote_size(v), 2048);
+	assert_int_equal(remote_size(l), 2048);
+	assert_int_equal(remote_flush_type(v), USAGE_PERSISTENT);
+	assert_int_equal(remote_flush_type(l), USAGE_PERSISTENT);
+	remote_delete(&v);
+	remote_delete(&l);
+	dereg(&mr);
+}
+
+/* a versioned descriptor at the very end of a mapping: nothing beyond is read */
+static void vdesc_decode_reads_only_size(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), USAGE_PERSISTENT);
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(mr, d);
+	struct edge e;
+	for (size_t n = DESC_SIZE; n <= VDESC_SIZE; n++) {
+		uint8_t *at = edge_place(&e, d, n);
+		struct rpma_mr_remote *r = decode(at, n);
+		assert_int_equal(remote_size(r), sizeof(buf));
+		remote_delete(&r);
+		edge_free(&e);
+	}
+	dereg(&mr);
+}
+
+/*
+ * rpma_mr_set_persist_fn (rpma-ng extension)
+ */
+
+static void persist_fn_null_mr(void **state)
+{
+	(void)state;
+	assert_int_equal(rpma_mr_set_persist_fn(NULL, record_nothing), RPMA_E_INVAL);
+	assert_int_equal(rpma_mr_set_persist_fn(NULL, NULL), RPMA_E_INVAL);
+}
+
+/* GPSPM persists: a region that persistent flushes may not reach cannot offer it */
+static void persist_fn_needs_persistent_usage(void **state)
+{
+	(void)state;
+	static const int refused[] = {
+		RPMA_MR_USAGE_WRITE_DST,
+		RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+		RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_READ_SRC,
+	};
+	for (size_t i = 0; i < UT_ARRAY_SIZE(refused); i++) {
+		struct rpma_mr_local *mr = reg(buf, sizeof(buf), refused[i]);
+		ut_log_clear();
+		unsigned calls = fake_verbs_calls(FAKE_REG_MR) + fake_verbs_calls(FAKE_DEREG_MR);
+		assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), RPMA_E_INVAL);
+		assert_int_equal(ut_log_count, 1);
+		assert_int_equal(ut_log_last_level, RPMA_LOG_LEVEL_ERROR);
+		assert_non_null(strstr(ut_log_last_message, "RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT"));
+		assert_int_equal(fake_verbs_calls(FAKE_REG_MR) + fake_verbs_calls(FAKE_DEREG_MR),
+				 calls);
+		/* nothing offered */
+		assert_int_equal(methods_of(mr) & METHOD_GPSPM, 0);
+		/* withdrawing what is not there is harmless */
+		assert_int_equal(rpma_mr_set_persist_fn(mr, NULL), 0);
+		dereg(&mr);
+	}
+}
+
+/* the registration is not touched: GPSPM needs no other access */
+static void persist_fn_touches_no_device(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), USAGE_PERSISTENT);
+	unsigned reg_calls = fake_verbs_calls(FAKE_REG_MR);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, NULL), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_REG_MR), reg_calls);
+	assert_int_equal(fake_verbs_calls(FAKE_DEREG_MR), 0);
+	dereg(&mr);
+}
+
+/* a region deregistered while it offers GPSPM: released like any other */
+static void persist_fn_dereg(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *a = reg(buf, 1024, USAGE_PERSISTENT);
+	struct rpma_mr_local *b = reg(buf + 1024, 1024, USAGE_PERSISTENT);
+	struct rpma_mr_local *c = reg(buf + 2048, 1024, USAGE_PERSISTENT);
+	assert_int_equal(rpma_mr_set_persist_fn(a, record_nothing), 0);
+	assert_int_equal(rpma_mr_set_persist_fn(b, record_nothing), 0);
+	assert_int_equal(rpma_mr_set_persist_fn(c, record_nothing), 0);
+	/* the middle one, then the others, in an order that is not the offers' */
+	dereg(&b);
+	assert_int_equal(methods_of(a), METHOD_RAW | METHOD_GPSPM);
+	assert_int_equal(methods_of(c), METHOD_RAW | METHOD_GPSPM);
+	dereg(&c);
+	dereg(&a);
+	assert_int_equal(fake_verbs_calls(FAKE_DEREG_MR), 3);
+	assert_int_equal(fake_verbs_live_objects(), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1222,6 +1517,21 @@ int main(void)
 		MR_TEST_ODP(advise_provider_other),
 		MR_TEST_ODP(advise_unknown_advice),
 		MR_TEST(advise_device_without_odp),
+		MR_TEST(vdesc_reference_crc),
+		MR_TEST(vdesc_size),
+		MR_TEST(vdesc_size_null),
+		MR_TEST(vdesc_null),
+		MR_TEST(vdesc_bytes),
+		MR_TEST(vdesc_crc_covers_everything),
+		MR_TEST(vdesc_methods_by_usage),
+		MR_TEST(vdesc_methods_follow_persist_fn),
+		MR_TEST(vdesc_legacy_unchanged_by_persist_fn),
+		MR_TEST(vdesc_decodes_as_region),
+		MR_TEST(vdesc_decode_reads_only_size),
+		MR_TEST(persist_fn_null_mr),
+		MR_TEST(persist_fn_needs_persistent_usage),
+		MR_TEST(persist_fn_touches_no_device),
+		MR_TEST(persist_fn_dereg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

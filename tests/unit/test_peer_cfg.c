@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "crc8_ref.h"
 #include "unit_common.h"
 
 static struct rpma_peer_cfg *new_pcfg(void)
@@ -337,6 +338,244 @@ static void peer_cfg_descriptor_fits_private_data(void **state)
 	delete_pcfg(&pcfg);
 }
 
+/*
+ * versioned descriptor (rpma-ng extension): the librpma 1.x byte, then the
+ * trailer [0xD7 magic][version 1][flags: bit 0 GPSPM][GPSPM depth][crc8 of
+ * bytes 0..4]
+ */
+
+#define VDESC_SIZE 6
+
+static struct rpma_conn_cfg *new_conn_cfg(enum rpma_gpspm_mode mode, uint32_t rq_size)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+	assert_int_equal(rpma_conn_cfg_new(&cfg), 0);
+	assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, mode), 0);
+	assert_int_equal(rpma_conn_cfg_set_rq_size(cfg, rq_size), 0);
+	return cfg;
+}
+
+/* the versioned descriptor, checked to stop at 6 bytes */
+static void vdesc_of(const struct rpma_peer_cfg *pcfg, const struct rpma_conn_cfg *cfg,
+		     uint8_t d[VDESC_SIZE])
+{
+	uint8_t wide[VDESC_SIZE + 8];
+	memset(wide, 0xee, sizeof(wide));
+	assert_int_equal(rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, wide), 0);
+	for (size_t i = VDESC_SIZE; i < sizeof(wide); i++)
+		assert_int_equal(wide[i], 0xee);
+	memcpy(d, wide, VDESC_SIZE);
+}
+
+static void expect_vdesc(const uint8_t d[VDESC_SIZE], bool direct, bool gpspm, uint8_t depth)
+{
+	uint8_t expected[VDESC_SIZE] = { direct ? 1 : 0, 0xD7, 1, gpspm ? 1 : 0, depth, 0 };
+	expected[5] = crc8_ref(expected, 5);
+	assert_memory_equal(d, expected, VDESC_SIZE);
+}
+
+static void peer_cfg_vdesc_reference_crc(void **state)
+{
+	(void)state;
+	assert_true(crc8_ref_is_sound());
+}
+
+static void peer_cfg_vdesc_size(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	size_t size = UT_POISON_SIZE;
+	assert_int_equal(rpma_peer_cfg_get_versioned_descriptor_size(pcfg, &size), 0);
+	assert_int_equal(size, VDESC_SIZE);
+	/* the default form stays librpma's */
+	assert_int_equal(rpma_peer_cfg_get_descriptor_size(pcfg, &size), 0);
+	assert_int_equal(size, 1);
+	delete_pcfg(&pcfg);
+}
+
+static void peer_cfg_vdesc_size_null(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	size_t size = UT_POISON_SIZE;
+	assert_int_equal(rpma_peer_cfg_get_versioned_descriptor_size(NULL, &size), RPMA_E_INVAL);
+	assert_int_equal(size, UT_POISON_SIZE);
+	assert_int_equal(rpma_peer_cfg_get_versioned_descriptor_size(pcfg, NULL), RPMA_E_INVAL);
+	delete_pcfg(&pcfg);
+}
+
+static void peer_cfg_vdesc_null(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	uint8_t d[VDESC_SIZE];
+	memset(d, 0xee, sizeof(d));
+	assert_int_equal(rpma_peer_cfg_get_versioned_descriptor(NULL, NULL, d), RPMA_E_INVAL);
+	for (size_t i = 0; i < sizeof(d); i++)
+		assert_int_equal(d[i], 0xee);
+	assert_int_equal(rpma_peer_cfg_get_versioned_descriptor(pcfg, NULL, NULL), RPMA_E_INVAL);
+	delete_pcfg(&pcfg);
+}
+
+/* NULL connection configuration: the defaults, which carry no GPSPM */
+static void peer_cfg_vdesc_default_cfg(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(pcfg, NULL, d);
+	expect_vdesc(d, false, false, 0);
+	assert_int_equal(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
+	vdesc_of(pcfg, NULL, d);
+	expect_vdesc(d, true, false, 0);
+	delete_pcfg(&pcfg);
+}
+
+/* a configuration without GPSPM announces none, whatever its receive queue */
+static void peer_cfg_vdesc_gpspm_disabled(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	struct rpma_conn_cfg *cfg = new_conn_cfg(RPMA_GPSPM_DISABLED, 50);
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(pcfg, cfg, d);
+	expect_vdesc(d, false, false, 0);
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	delete_pcfg(&pcfg);
+}
+
+/* the depth is the receive queue's size, at most 255 */
+static void peer_cfg_vdesc_gpspm_depth(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t rq_size;
+		uint8_t depth;
+	} cases[] = {
+		{ 1, 1 }, { 10, 10 }, { 37, 37 }, { 254, 254 }, { 255, 255 }, { 256, 255 },
+		{ 100000, 255 },
+	};
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	for (size_t i = 0; i < UT_ARRAY_SIZE(cases); i++) {
+		for (int mode = RPMA_GPSPM_POLLED; mode <= RPMA_GPSPM_THREAD; mode++) {
+			struct rpma_conn_cfg *cfg =
+			    new_conn_cfg((enum rpma_gpspm_mode)mode, cases[i].rq_size);
+			uint8_t d[VDESC_SIZE];
+			vdesc_of(pcfg, cfg, d);
+			expect_vdesc(d, false, true, cases[i].depth);
+			assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+		}
+	}
+	delete_pcfg(&pcfg);
+}
+
+/* the default configuration has a receive queue of 10 */
+static void peer_cfg_vdesc_gpspm_default_depth(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	assert_int_equal(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
+	struct rpma_conn_cfg *cfg = NULL;
+	assert_int_equal(rpma_conn_cfg_new(&cfg), 0);
+	assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED), 0);
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(pcfg, cfg, d);
+	expect_vdesc(d, true, true, 10);
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	delete_pcfg(&pcfg);
+}
+
+/* no receive queue, no GPSPM (such a configuration cannot make a connection either) */
+static void peer_cfg_vdesc_gpspm_without_rq(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	struct rpma_conn_cfg *cfg = new_conn_cfg(RPMA_GPSPM_POLLED, 0);
+	uint8_t d[VDESC_SIZE];
+	vdesc_of(pcfg, cfg, d);
+	expect_vdesc(d, false, false, 0);
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	delete_pcfg(&pcfg);
+}
+
+/* the librpma 1.x form does not change with the connection's GPSPM */
+static void peer_cfg_vdesc_legacy_unchanged(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	struct rpma_conn_cfg *cfg = new_conn_cfg(RPMA_GPSPM_POLLED, 12);
+	assert_int_equal(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
+	/* the versioned form announces GPSPM... */
+	uint8_t v[VDESC_SIZE];
+	vdesc_of(pcfg, cfg, v);
+	expect_vdesc(v, true, true, 12);
+	/* ...and the 1.x form is still the one byte, nothing after it */
+	uint8_t d[4];
+	memset(d, 0xee, sizeof(d));
+	assert_int_equal(rpma_peer_cfg_get_descriptor(pcfg, d), 0);
+	assert_int_equal(d[0], 1);
+	for (size_t i = 1; i < sizeof(d); i++)
+		assert_int_equal(d[i], 0xee);
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	delete_pcfg(&pcfg);
+}
+
+/* the flag reads the same from either form, the trailer valid or not */
+static void peer_cfg_vdesc_decodes_flag(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	struct rpma_conn_cfg *cfg = new_conn_cfg(RPMA_GPSPM_POLLED, 12);
+	for (int direct = 0; direct <= 1; direct++) {
+		assert_int_equal(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, direct), 0);
+		uint8_t d[VDESC_SIZE];
+		vdesc_of(pcfg, cfg, d);
+		for (size_t n = 1; n <= VDESC_SIZE; n++) {
+			struct rpma_peer_cfg *got = decode(d, n);
+			assert_int_equal(get_flag(got), direct);
+			delete_pcfg(&got);
+		}
+		d[5] ^= 0x40; /* a bad checksum */
+		struct rpma_peer_cfg *got = decode(d, VDESC_SIZE);
+		assert_int_equal(get_flag(got), direct);
+		delete_pcfg(&got);
+	}
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	delete_pcfg(&pcfg);
+}
+
+/* a versioned descriptor at the very end of a mapping: nothing beyond is read */
+static void peer_cfg_vdesc_decode_reads_only_size(void **state)
+{
+	(void)state;
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+	uint8_t d[VDESC_SIZE] = { 1, 0xD7, 1, 1, 9, 0 };
+	d[5] = crc8_ref(d, 5);
+	for (size_t n = 1; n <= VDESC_SIZE; n++) {
+		uint8_t *at = map + page - n;
+		memcpy(at, d, n);
+		struct rpma_peer_cfg *pcfg = decode(at, n);
+		assert_true(get_flag(pcfg));
+		delete_pcfg(&pcfg);
+	}
+	munmap(map, (size_t)page * 2);
+}
+
+/* a region's versioned descriptor and this one still fit in 56 bytes of private data */
+static void peer_cfg_vdesc_fits_private_data(void **state)
+{
+	(void)state;
+	struct rpma_peer_cfg *pcfg = new_pcfg();
+	size_t size = 0;
+	assert_int_equal(rpma_peer_cfg_get_versioned_descriptor_size(pcfg, &size), 0);
+	assert_true(size + 25 <= 56);
+	delete_pcfg(&pcfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +603,19 @@ int main(void)
 		UT_TEST(peer_cfg_decoded_is_independent),
 		UT_TEST(peer_cfg_from_descriptor_reads_only_size),
 		UT_TEST(peer_cfg_descriptor_fits_private_data),
+		UT_TEST(peer_cfg_vdesc_reference_crc),
+		UT_TEST(peer_cfg_vdesc_size),
+		UT_TEST(peer_cfg_vdesc_size_null),
+		UT_TEST(peer_cfg_vdesc_null),
+		UT_TEST(peer_cfg_vdesc_default_cfg),
+		UT_TEST(peer_cfg_vdesc_gpspm_disabled),
+		UT_TEST(peer_cfg_vdesc_gpspm_depth),
+		UT_TEST(peer_cfg_vdesc_gpspm_default_depth),
+		UT_TEST(peer_cfg_vdesc_gpspm_without_rq),
+		UT_TEST(peer_cfg_vdesc_legacy_unchanged),
+		UT_TEST(peer_cfg_vdesc_decodes_flag),
+		UT_TEST(peer_cfg_vdesc_decode_reads_only_size),
+		UT_TEST(peer_cfg_vdesc_fits_private_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

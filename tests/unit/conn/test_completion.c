@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,6 +157,8 @@ static void get__flush(void **state)
 	assert_int_equal(rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
 				    RPMA_F_COMPLETION_ALWAYS, &ctx),
 			 0);
+	/* the work request is named by a slot of the library's, not by the context */
+	assert_true(last_posted_wr_id() != (uintptr_t)&ctx);
 	/* the read that carries the flush reports its own length: not shown */
 	struct ibv_wc wc = fx_wc(last_posted_wr_id(), IBV_WC_RDMA_READ, IBV_WC_SUCCESS);
 	wc.byte_len = 8;
@@ -330,6 +333,127 @@ static void get__concurrent_posters_keep_kinds(void **state)
 		assert_int_equal(rpma_cq_get_completion(cq, &(struct rpma_completion){ 0 }),
 				 RPMA_E_NO_COMPLETION);
 	}
+}
+
+/*
+ * Posting and polling threads at once: two threads post reads and
+ * signaled flushes, a third plays the device (it completes every posted
+ * work request, in posting order), two more take the completions
+ * concurrently. Each completion must report the kind and the context of
+ * the operation behind it, and each operation complete exactly once.
+ * Contexts encode the kind: even offsets into `marks` are reads, odd ones
+ * flushes.
+ */
+#define MT_POSTERS	 2
+#define MT_OPS_PER_POSTER 4000
+#define MT_TOTAL	 (MT_POSTERS * MT_OPS_PER_POSTER)
+#define MT_IN_FLIGHT	 12 /* fewer than the flush slots of a default connection */
+
+static unsigned char marks[MT_TOTAL * 2];
+static unsigned mt_posted, mt_taken, mt_failures;
+static unsigned mt_seen[MT_TOTAL];
+
+static void *mt_post(void *arg)
+{
+	const int poster = *(const int *)arg;
+	for (int i = 0; i < MT_OPS_PER_POSTER; i++) {
+		/* a failure stops the pollers: stop too, rather than wait forever */
+		while (__atomic_load_n(&mt_posted, __ATOMIC_ACQUIRE) -
+			   __atomic_load_n(&mt_taken, __ATOMIC_ACQUIRE) >=
+		       MT_IN_FLIGHT) {
+			if (__atomic_load_n(&mt_failures, __ATOMIC_RELAXED))
+				return NULL;
+			sched_yield();
+		}
+		const int op = poster * MT_OPS_PER_POSTER + i;
+		const bool is_flush = (i + poster) % 3 != 0;
+		void *ctx = &marks[2 * op + (is_flush ? 1 : 0)];
+		int ret = is_flush ? rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+						RPMA_F_COMPLETION_ALWAYS, ctx)
+				   : rpma_read(conn, mr, 0, rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS, ctx);
+		if (ret) {
+			__atomic_add_fetch(&mt_failures, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		__atomic_add_fetch(&mt_posted, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void *mt_device(void *arg)
+{
+	(void)arg;
+	unsigned replayed = 0;
+	while (replayed < MT_TOTAL && !__atomic_load_n(&mt_failures, __ATOMIC_RELAXED)) {
+		if (replayed == fake_verbs_sends()) {
+			sched_yield();
+			continue;
+		}
+		push_wc(icq, fake_verbs_send(replayed)->wr.wr_id, IBV_WC_RDMA_READ);
+		replayed++;
+	}
+	return NULL;
+}
+
+static void *mt_poll(void *arg)
+{
+	const bool batched = *(const int *)arg;
+	while (__atomic_load_n(&mt_taken, __ATOMIC_ACQUIRE) < MT_TOTAL &&
+	       !__atomic_load_n(&mt_failures, __ATOMIC_RELAXED)) {
+		struct rpma_completion c[4];
+		int n;
+		if (batched) {
+			n = rpma_cq_get_completions(cq, c, 4);
+		} else {
+			int ret = rpma_cq_get_completion(cq, &c[0]);
+			n = ret == 0 ? 1 : ret == RPMA_E_NO_COMPLETION ? 0 : ret;
+		}
+		if (n < 0) {
+			__atomic_add_fetch(&mt_failures, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (n == 0)
+			sched_yield();
+		for (int i = 0; i < n; i++) {
+			const unsigned char *m = c[i].op_context;
+			if (m < marks || m >= marks + sizeof(marks) ||
+			    c[i].op_status != IBV_WC_SUCCESS ||
+			    c[i].op != ((m - marks) % 2 ? RPMA_OP_FLUSH : RPMA_OP_READ)) {
+				__atomic_add_fetch(&mt_failures, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			__atomic_add_fetch(&mt_seen[(m - marks) / 2], 1, __ATOMIC_RELAXED);
+		}
+		__atomic_add_fetch(&mt_taken, (unsigned)n, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void get__concurrent_posters_and_pollers(void **state)
+{
+	(void)state;
+	mt_posted = mt_taken = mt_failures = 0;
+	memset(mt_seen, 0, sizeof(mt_seen));
+	pthread_t posters[MT_POSTERS], device, pollers[2];
+	int ids[MT_POSTERS] = { 0, 1 };
+	int batched[2] = { 0, 1 };
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&pollers[i], NULL, mt_poll, &batched[i]), 0);
+	assert_int_equal(pthread_create(&device, NULL, mt_device, NULL), 0);
+	for (int i = 0; i < MT_POSTERS; i++)
+		assert_int_equal(pthread_create(&posters[i], NULL, mt_post, &ids[i]), 0);
+	for (int i = 0; i < MT_POSTERS; i++)
+		assert_int_equal(pthread_join(posters[i], NULL), 0);
+	assert_int_equal(pthread_join(device, NULL), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(pollers[i], NULL), 0);
+	assert_int_equal(mt_failures, 0);
+	assert_int_equal(mt_taken, MT_TOTAL);
+	for (int op = 0; op < MT_TOTAL; op++)
+		if (mt_seen[op] != 1)
+			fail_msg("operation %d completed %u times", op, mt_seen[op]);
+	assert_int_equal(rpma_cq_get_completion(cq, &(struct rpma_completion){ 0 }),
+			 RPMA_E_NO_COMPLETION);
 }
 
 static void get__read_with_odd_context(void **state)
@@ -817,6 +941,7 @@ int main(void)
 		T(get__failed_post_is_forgotten),
 		T(get__mixed_apis_stay_in_step),
 		T(get__concurrent_posters_keep_kinds),
+		T(get__concurrent_posters_and_pollers),
 		T(get__read_with_odd_context),
 		T(get__imm_host_order),
 		T(get__recv_rdma_with_imm_value),
