@@ -134,21 +134,10 @@ ibv_wc_status status_of_answer(uint8_t status)
 	}
 }
 
-/* A request from the peer, already copied out of its receive buffer. */
-void serve(gpspm_engine *g, const uint8_t *msg, uint32_t len)
+/* A request from the peer, decoded. */
+void serve(gpspm_engine *g, const gpspm_message &m)
 {
-	const uint32_t slot = wire::get_le32(msg + 4);
-	const uint32_t seq = wire::get_le32(msg + 8);
-	if (len < GPSPM_REQUEST_SIZE) {
-		RPMA_LOG_ERROR("GPSPM request of %u bytes, need %u: refused", len,
-			       GPSPM_REQUEST_SIZE);
-		answer(g, slot, seq, GPSPM_MALFORMED);
-		return;
-	}
-	const uint32_t rkey = wire::get_le32(msg + 12);
-	const uint64_t raddr = wire::get_le64(msg + 16);
-	const uint64_t flush_len = wire::get_le64(msg + 24);
-	answer(g, slot, seq, g->peer->gpspm_persist(rkey, raddr, flush_len));
+	answer(g, m.slot, m.seq, g->peer->gpspm_persist(m.rkey, m.raddr, m.len));
 }
 
 void push_pending(gpspm_engine *g, const ibv_wc &wc)
@@ -193,17 +182,12 @@ void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status)
 	}
 }
 
-/* An answer to one of this side's flushes. */
-bool on_answer(gpspm_engine *g, conn_flush *flush, const uint8_t *msg, uint32_t len, ibv_wc *out)
+/* An answer to one of this side's flushes, decoded. */
+bool on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, ibv_wc *out)
 {
-	if (len < GPSPM_ANSWER_SIZE) {
-		RPMA_LOG_ERROR("GPSPM answer of %u bytes, need %u: ignored", len,
-			       GPSPM_ANSWER_SIZE);
-		return false;
-	}
-	const uint32_t index = wire::get_le32(msg + 4);
-	const uint32_t seq = wire::get_le32(msg + 8);
-	const uint8_t status = msg[12];
+	const uint32_t index = m.slot;
+	const uint32_t seq = m.seq;
+	const uint8_t status = m.status;
 	const uint8_t asked = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
 	flush_slot *slot = index <= flush->slots_mask ? &flush->slots[index] : nullptr;
 	if (slot == nullptr || (slot->state.load(std::memory_order_acquire) & asked) != asked ||
@@ -234,6 +218,33 @@ bool on_answer(gpspm_engine *g, conn_flush *flush, const uint8_t *msg, uint32_t 
 void *serving_thread(void *arg);
 
 } /* namespace */
+
+gpspm_kind gpspm_decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
+{
+	*m = gpspm_message{};
+	if (len < GPSPM_HEADER_SIZE || wire::get_le16(msg) != GPSPM_MAGIC ||
+	    msg[2] != GPSPM_VERSION)
+		return GPSPM_KIND_FOREIGN;
+	m->type = msg[3];
+	m->slot = wire::get_le32(msg + 4);
+	m->seq = wire::get_le32(msg + 8);
+	switch (m->type) {
+	case GPSPM_REQUEST:
+		if (len < GPSPM_REQUEST_SIZE)
+			return GPSPM_KIND_SHORT_REQUEST;
+		m->rkey = wire::get_le32(msg + 12);
+		m->raddr = wire::get_le64(msg + 16);
+		m->len = wire::get_le64(msg + 24);
+		return GPSPM_KIND_REQUEST;
+	case GPSPM_ANSWER:
+		if (len < GPSPM_ANSWER_SIZE)
+			return GPSPM_KIND_SHORT_ANSWER;
+		m->status = msg[12];
+		return GPSPM_KIND_ANSWER;
+	default:
+		return GPSPM_KIND_UNKNOWN_TYPE;
+	}
+}
 
 uint32_t gpspm_depth_of(const rpma_conn_cfg &cfg)
 {
@@ -385,21 +396,31 @@ bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *
 	if (post_receive(g, index_of(g, wc.wr_id)))
 		RPMA_LOG_ERROR("a GPSPM receive buffer could not be posted again");
 
-	if (!is_message || len < 12 || wire::get_le16(msg) != GPSPM_MAGIC ||
-	    msg[2] != GPSPM_VERSION) {
+	gpspm_message m;
+	const gpspm_kind kind = gpspm_decode(msg, len, &m);
+	if (!is_message || kind == GPSPM_KIND_FOREIGN) {
 		RPMA_LOG_ERROR("not a GPSPM message (%u bytes, opcode %d): ignored", wc.byte_len,
 			       wc.opcode);
 		return false;
 	}
-	switch (msg[3]) {
-	case GPSPM_REQUEST:
-		serve(g, msg, len);
+	switch (kind) {
+	case GPSPM_KIND_REQUEST:
+		serve(g, m);
 		return false;
-	case GPSPM_ANSWER:
-		return on_answer(g, flush, msg, len, out);
+	case GPSPM_KIND_ANSWER:
+		return on_answer(g, flush, m, out);
+	case GPSPM_KIND_SHORT_REQUEST:
+		RPMA_LOG_ERROR("GPSPM request of %u bytes, need %u: refused", len,
+			       GPSPM_REQUEST_SIZE);
+		answer(g, m.slot, m.seq, GPSPM_MALFORMED);
+		return false;
+	case GPSPM_KIND_SHORT_ANSWER:
+		RPMA_LOG_ERROR("GPSPM answer of %u bytes, need %u: ignored", len,
+			       GPSPM_ANSWER_SIZE);
+		return false;
 	default:
-		RPMA_LOG_ERROR("GPSPM message of unknown type %u", msg[3]);
-		answer(g, wire::get_le32(msg + 4), wire::get_le32(msg + 8), GPSPM_MALFORMED);
+		RPMA_LOG_ERROR("GPSPM message of unknown type %u", m.type);
+		answer(g, m.slot, m.seq, GPSPM_MALFORMED);
 		return false;
 	}
 }

@@ -54,6 +54,7 @@ constexpr uint16_t GPSPM_MAGIC = 0x5047; /* "GP" */
 constexpr uint8_t GPSPM_VERSION = 1;
 constexpr uint8_t GPSPM_REQUEST = 1;
 constexpr uint8_t GPSPM_ANSWER = 2;
+constexpr uint32_t GPSPM_HEADER_SIZE = 12;
 constexpr uint32_t GPSPM_REQUEST_SIZE = 32;
 constexpr uint32_t GPSPM_ANSWER_SIZE = 16;
 /* a receive buffer: room for a later, longer message */
@@ -62,6 +63,44 @@ constexpr uint32_t GPSPM_SLOT_SIZE = 64;
 constexpr uint32_t GPSPM_INLINE_SIZE = GPSPM_REQUEST_SIZE;
 /* the versioned peer configuration carries the depth in a byte */
 constexpr uint32_t GPSPM_DEPTH_MAX = 255;
+
+/* What the bytes of a receive are, as gpspm_decode() reads them. */
+enum gpspm_kind : uint8_t {
+	GPSPM_KIND_REQUEST,	  /* a request: every field is valid but status */
+	GPSPM_KIND_ANSWER,	  /* an answer: type, slot, seq and status are valid */
+	GPSPM_KIND_FOREIGN,	  /* too short for a header, or another magic or version */
+	GPSPM_KIND_SHORT_REQUEST, /* a request cut short: type, slot and seq are valid */
+	GPSPM_KIND_SHORT_ANSWER,  /* an answer cut short: type, slot and seq are valid */
+	GPSPM_KIND_UNKNOWN_TYPE,  /* a header of another type: type, slot and seq are valid */
+};
+
+/* A GPSPM message, decoded (doc/wire-format.md). */
+struct gpspm_message {
+	uint8_t type;
+	uint32_t slot;	/* the initiator's flush */
+	uint32_t seq;	/* the request's sequence number */
+	uint32_t rkey;	/* request: the region */
+	uint64_t raddr; /* request: the first byte, the target's address */
+	uint64_t len;	/* request: the bytes to persist */
+	uint8_t status; /* answer: a gpspm_status, or a later version's */
+};
+
+/*
+ * Decodes the len bytes at msg, the contents of a receive, into *m. The
+ * bytes come from the network: nothing beyond len is read, and nothing
+ * but len is trusted. No state, no log: the caller decides what a kind
+ * that is not a request or an answer costs.
+ */
+gpspm_kind gpspm_decode(const uint8_t *msg, uint32_t len, gpspm_message *m);
+
+/*
+ * Whether [raddr, raddr + len) lies inside the size bytes at base, without
+ * overflow: what a request must ask for to be served.
+ */
+inline bool gpspm_range_inside(uint64_t base, uint64_t size, uint64_t raddr, uint64_t len)
+{
+	return raddr >= base && raddr - base <= size && len <= size - (raddr - base);
+}
 
 struct gpspm_engine {
 	rpma_peer *peer;

@@ -108,7 +108,7 @@ uint8_t rpma_peer::gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len)
 		if (mr->mr->rkey != rkey)
 			continue;
 		const uint64_t base = reinterpret_cast<uintptr_t>(mr->mr->addr);
-		if (raddr < base || !rpma::range_fits(mr->mr->length, raddr - base, len)) {
+		if (!rpma::gpspm_range_inside(base, mr->mr->length, raddr, len)) {
 			RPMA_LOG_ERROR("GPSPM request for %llu bytes at %#llx: outside the region "
 				       "of %zu bytes at %#llx",
 				       static_cast<unsigned long long>(len),
