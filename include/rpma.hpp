@@ -521,6 +521,21 @@ enum class flush_type : int {
 	visibility = RPMA_FLUSH_TYPE_VISIBILITY,
 };
 
+/* RPMA_FLUSH_METHOD_*: what carries a flush to the target (conn::get_flush_method). */
+enum class flush_method : int {
+	none = RPMA_FLUSH_METHOD_NONE,
+	read_after_write = RPMA_FLUSH_METHOD_READ_AFTER_WRITE,
+	gpspm = RPMA_FLUSH_METHOD_GPSPM,
+	native = RPMA_FLUSH_METHOD_NATIVE,
+};
+
+/* RPMA_GPSPM_*: whether connections carry GPSPM, and who serves it (conn_cfg::set_gpspm). */
+enum class gpspm_mode : int {
+	disabled = RPMA_GPSPM_DISABLED,
+	polled = RPMA_GPSPM_POLLED,
+	thread = RPMA_GPSPM_THREAD,
+};
+
 /* RPMA_DEFAULT_TIMEOUT_MS */
 constexpr std::chrono::milliseconds default_timeout{ RPMA_DEFAULT_TIMEOUT_MS };
 /* a wait without limit */
@@ -861,11 +876,10 @@ result<span<const std::byte>> private_data(int (*get)(const C *, rpma_conn_priva
 				     pdata->ptr != nullptr ? pdata->len : 0);
 }
 
-/* the descriptor of obj written at the start of out: its size */
-template <class C>
+/* the descriptor of obj, write(obj, buffer), written at the start of out: its size */
+template <class C, class W>
 result<std::size_t> write_descriptor(const C *obj, span<std::byte> out,
-				     int (*size_of)(const C *, std::size_t *),
-				     int (*write)(const C *, void *)) noexcept
+				     int (*size_of)(const C *, std::size_t *), W write) noexcept
 {
 	result<std::size_t> size = fetch(size_of, obj);
 	if (!size)
@@ -971,6 +985,8 @@ class cq
 
 /* ---------------------------------------------------------------- peer_cfg */
 
+class conn_cfg;
+
 class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_delete>
 {
       public:
@@ -1008,6 +1024,28 @@ class peer_cfg : public detail::unique_handle<rpma_peer_cfg, &rpma_peer_cfg_dele
 		return detail::write_descriptor(ptr_, out, &rpma_peer_cfg_get_descriptor_size,
 						&rpma_peer_cfg_get_descriptor);
 	}
+
+	/* extension: the descriptor followed by the GPSPM service of the connections */
+	result<std::size_t> get_versioned_descriptor_size() const noexcept
+	{
+		return detail::fetch(&rpma_peer_cfg_get_versioned_descriptor_size, ptr_);
+	}
+	/*
+	 * Writes the versioned descriptor at the start of out, announcing the
+	 * GPSPM service of connections made with the default configuration
+	 * (none): its size, errc::inval if out is too small.
+	 */
+	result<std::size_t> get_versioned_descriptor(span<std::byte> out) const noexcept
+	{
+		return detail::write_descriptor(
+		    ptr_, out, &rpma_peer_cfg_get_versioned_descriptor_size,
+		    [](const rpma_peer_cfg *pcfg, void *desc) {
+			    return rpma_peer_cfg_get_versioned_descriptor(pcfg, nullptr, desc);
+		    });
+	}
+	/* ...of connections made with cfg (read by the call only) */
+	result<std::size_t> get_versioned_descriptor(const conn_cfg &cfg,
+						     span<std::byte> out) const noexcept;
 };
 
 /* -------------------------------------------------------------------- peer */
@@ -1052,6 +1090,28 @@ class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
 	{
 		return detail::write_descriptor(ptr_, out, &rpma_mr_get_descriptor_size,
 						&rpma_mr_get_descriptor);
+	}
+
+	/* extension: the descriptor followed by the flush methods the region offers */
+	result<std::size_t> get_versioned_descriptor_size() const noexcept
+	{
+		return detail::fetch(&rpma_mr_get_versioned_descriptor_size, ptr_);
+	}
+	/* writes it at the start of out: its size, errc::inval if out is too small */
+	result<std::size_t> get_versioned_descriptor(span<std::byte> out) const noexcept
+	{
+		return detail::write_descriptor(ptr_, out, &rpma_mr_get_versioned_descriptor_size,
+						&rpma_mr_get_versioned_descriptor);
+	}
+
+	/*
+	 * Extension: offers GPSPM flushes of the region, persisted with persist
+	 * (pmem2_get_persist_fn() of its mapping fits); nullptr withdraws the
+	 * offer. persist runs in whichever thread serves a GPSPM connection.
+	 */
+	result<void> set_persist_fn(rpma_persist_fn *persist) noexcept
+	{
+		return result<void>::from_code(rpma_mr_set_persist_fn(ptr_, persist));
 	}
 
 	result<void *> get_ptr() const noexcept
@@ -1246,7 +1306,29 @@ class conn_cfg : public detail::unique_handle<rpma_conn_cfg, &rpma_conn_cfg_dele
 	{
 		return detail::fetch(&rpma_conn_cfg_get_srq, ptr_);
 	}
+
+	/* extension: whether connections carry GPSPM flushes, and who serves them */
+	result<void> set_gpspm(gpspm_mode mode) noexcept
+	{
+		return result<void>::from_code(
+		    rpma_conn_cfg_set_gpspm(ptr_, static_cast<rpma_gpspm_mode>(mode)));
+	}
+	result<gpspm_mode> get_gpspm() const noexcept
+	{
+		return detail::fetch<gpspm_mode>(&rpma_conn_cfg_get_gpspm, ptr_);
+	}
 };
+
+inline result<std::size_t> peer_cfg::get_versioned_descriptor(const conn_cfg &cfg,
+							      span<std::byte> out) const noexcept
+{
+	const rpma_conn_cfg *c = cfg.get();
+	return detail::write_descriptor(ptr_, out, &rpma_peer_cfg_get_versioned_descriptor_size,
+					[c](const rpma_peer_cfg *pcfg, void *desc) {
+						return rpma_peer_cfg_get_versioned_descriptor(
+						    pcfg, c, desc);
+					});
+}
 
 /* -------------------------------------------------------------------- conn */
 
@@ -1287,6 +1369,16 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	result<void> apply_remote_peer_cfg(const peer_cfg &pcfg) noexcept
 	{
 		return result<void>::from_code(rpma_conn_apply_remote_peer_cfg(ptr_, pcfg.get()));
+	}
+
+	/*
+	 * Extension: the method flush() uses for dst and type; errc::nosupp
+	 * when none can carry it. The region is read by the call only.
+	 */
+	result<flush_method> get_flush_method(const mr_remote &dst, flush_type type) const noexcept
+	{
+		return detail::fetch<flush_method>(&rpma_conn_get_flush_method, ptr_, dst.get(),
+						   static_cast<rpma_flush_type>(type));
 	}
 
 	result<std::uint32_t> get_qp_num() const noexcept

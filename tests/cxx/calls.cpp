@@ -453,6 +453,150 @@ void configurations_round_trip()
 	CHECK(none.get_cq_size().error() == rpma::errc::inval);
 }
 
+void persist_nothing(const void *, std::size_t)
+{
+}
+
+void versioned_descriptors_and_gpspm_cfg()
+{
+	auto peer = rpma::peer::create(fake_verbs_context());
+	CHECK(peer);
+	char buf[512];
+	auto mr = rpma::mr_local::reg(*peer, buf, sizeof(buf),
+				      rpma::usage::write_dst | rpma::usage::flush_type_persistent);
+	CHECK(mr);
+	auto size = mr->get_versioned_descriptor_size();
+	CHECK(size && *size == 25);
+	std::vector<std::byte> too_small(*size - 1);
+	CHECK(mr->get_versioned_descriptor(too_small).error() == rpma::errc::inval);
+	std::byte desc[32];
+	auto written = mr->get_versioned_descriptor(desc);
+	CHECK(written && *written == *size);
+	/* the librpma 1.x descriptor, then the trailer: magic, version, methods */
+	std::byte legacy[21];
+	CHECK(mr->get_descriptor(legacy));
+	CHECK(std::memcmp(desc, legacy, sizeof(legacy)) == 0);
+	CHECK(desc[21] == std::byte{ 0xD7 } && desc[22] == std::byte{ 1 });
+	CHECK(desc[23] == std::byte{ 0x01 }); /* read-after-write */
+
+	/* the persist function reaches the library: the region offers GPSPM, until withdrawn */
+	CHECK(mr->set_persist_fn(persist_nothing));
+	CHECK(mr->get_versioned_descriptor(desc) && desc[23] == std::byte{ 0x03 });
+	CHECK(mr->set_persist_fn(nullptr));
+	CHECK(mr->get_versioned_descriptor(desc) && desc[23] == std::byte{ 0x01 });
+	auto plain = rpma::mr_local::reg(*peer, buf, sizeof(buf), rpma::usage::write_dst);
+	CHECK(plain);
+	CHECK(plain->set_persist_fn(persist_nothing).error() == rpma::errc::inval);
+
+	auto cfg = rpma::conn_cfg::create();
+	CHECK(cfg);
+	CHECK(cfg->get_gpspm().value_or(rpma::gpspm_mode::thread) == rpma::gpspm_mode::disabled);
+	CHECK(cfg->set_gpspm(rpma::gpspm_mode::polled));
+	CHECK(cfg->get_gpspm().value_or(rpma::gpspm_mode::disabled) == rpma::gpspm_mode::polled);
+	CHECK(cfg->set_gpspm(rpma::gpspm_mode::thread));
+	rpma_gpspm_mode c_mode = RPMA_GPSPM_DISABLED;
+	CHECK(rpma_conn_cfg_get_gpspm(cfg->get(), &c_mode) == 0 && c_mode == RPMA_GPSPM_THREAD);
+	CHECK(cfg->set_gpspm(static_cast<rpma::gpspm_mode>(7)).error() == rpma::errc::inval);
+	CHECK(cfg->get_gpspm().value_or(rpma::gpspm_mode::disabled) == rpma::gpspm_mode::thread);
+	CHECK(cfg->set_rq_size(20));
+
+	auto pcfg = rpma::peer_cfg::create();
+	CHECK(pcfg && pcfg->set_direct_write_to_pmem(true));
+	auto psize = pcfg->get_versioned_descriptor_size();
+	CHECK(psize && *psize == 6);
+	std::byte pdesc[8];
+	/* the default configuration serves no GPSPM */
+	auto pwritten = pcfg->get_versioned_descriptor(pdesc);
+	CHECK(pwritten && *pwritten == *psize);
+	CHECK(pdesc[0] == std::byte{ 1 } && pdesc[1] == std::byte{ 0xD7 });
+	CHECK(pdesc[3] == std::byte{ 0 } && pdesc[4] == std::byte{ 0 });
+	/* cfg's does, 20 requests at a time */
+	pwritten = pcfg->get_versioned_descriptor(*cfg, pdesc);
+	CHECK(pwritten && *pwritten == *psize);
+	CHECK(pdesc[0] == std::byte{ 1 } && pdesc[3] == std::byte{ 1 } &&
+	      pdesc[4] == std::byte{ 20 });
+	CHECK(pcfg->get_versioned_descriptor(*cfg, rpma::span<std::byte>(pdesc, 5)).error() ==
+	      rpma::errc::inval);
+	CHECK(pcfg->get_versioned_descriptor(rpma::span<std::byte>()).error() ==
+	      rpma::errc::inval);
+	auto decoded = rpma::peer_cfg::from_descriptor(rpma::span<const std::byte>(pdesc, 6));
+	CHECK(decoded && decoded->get_direct_write_to_pmem().value_or(false));
+}
+
+/* what the target offers decides the method, and the method what a flush posts */
+void flush_method_agreement()
+{
+	auto cfg = rpma::conn_cfg::create();
+	CHECK(cfg && cfg->set_gpspm(rpma::gpspm_mode::polled) && cfg->set_rq_size(8));
+	fixture fx;
+	CHECK(fx.open(&cfg.value()));
+
+	/* the target: a region offering read-after-write and GPSPM, 4 requests at a time */
+	char target_buf[256];
+	auto target_mr = rpma::mr_local::reg(fx.peer, target_buf, sizeof(target_buf),
+					     rpma::usage::write_dst |
+						     rpma::usage::flush_type_visibility |
+						     rpma::usage::flush_type_persistent);
+	CHECK(target_mr && target_mr->set_persist_fn(persist_nothing));
+	std::byte desc[25];
+	CHECK(target_mr->get_versioned_descriptor(desc));
+	auto dst = rpma::mr_remote::from_descriptor(desc);
+	CHECK(dst);
+	auto target_cfg = rpma::conn_cfg::create();
+	CHECK(target_cfg && target_cfg->set_gpspm(rpma::gpspm_mode::thread) &&
+	      target_cfg->set_rq_size(4));
+	auto target_pcfg = rpma::peer_cfg::create();
+	CHECK(target_pcfg);
+	std::byte pdesc[6];
+	CHECK(target_pcfg->get_versioned_descriptor(*target_cfg, pdesc));
+
+	/* nothing applied yet: no persistence */
+	auto none = fx.conn.get_flush_method(*dst, rpma::flush_type::persistent);
+	CHECK(!none && none.error() == rpma::errc::nosupp);
+	CHECK(fx.conn.get_flush_method(*dst, rpma::flush_type::visibility)
+		      .value_or(rpma::flush_method::none) == rpma::flush_method::read_after_write);
+
+	auto offer = rpma::peer_cfg::from_descriptor(pdesc);
+	CHECK(offer && fx.conn.apply_remote_peer_cfg(*offer));
+	CHECK(fx.conn.get_flush_method(*dst, rpma::flush_type::persistent)
+		      .value_or(rpma::flush_method::none) == rpma::flush_method::gpspm);
+
+	/* a GPSPM flush is a 32-byte request; the target takes 4 at a time */
+	for (unsigned i = 0; i < 4; i++) {
+		unsigned before = fake_verbs_sends();
+		CHECK(fx.conn.flush(*dst, 0, 64, rpma::flush_type::persistent,
+				    rpma::flag::completion_always, ctx(20 + i)));
+		CHECK(fake_verbs_sends() == before + 1);
+		const fake_send_record *s = fake_verbs_send(before);
+		CHECK(s->wr.opcode == IBV_WR_SEND && s->sge[0].length == 32);
+	}
+	auto again = fx.conn.flush(*dst, 0, 64, rpma::flush_type::persistent,
+				   rpma::flag::completion_always, ctx(24));
+	CHECK(again.error() == rpma::errc::again);
+	CHECK(again.error() == std::errc::resource_unavailable_try_again);
+
+	/* a target whose writes land in the persistent domain: read-after-write */
+	CHECK(target_pcfg->set_direct_write_to_pmem(true));
+	CHECK(target_pcfg->get_versioned_descriptor(*target_cfg, pdesc));
+	auto direct = rpma::peer_cfg::from_descriptor(pdesc);
+	CHECK(direct && fx.conn.apply_remote_peer_cfg(*direct));
+	CHECK(fx.conn.get_flush_method(*dst, rpma::flush_type::persistent)
+		      .value_or(rpma::flush_method::none) == rpma::flush_method::read_after_write);
+	unsigned before = fake_verbs_sends();
+	CHECK(fx.conn.flush(*dst, 0, 64, rpma::flush_type::persistent,
+			    rpma::flag::completion_always, ctx(25)));
+	CHECK(fake_verbs_send(before)->wr.opcode == IBV_WR_RDMA_READ);
+
+	/* the values are the C ones */
+	static_assert(static_cast<int>(rpma::flush_method::gpspm) == RPMA_FLUSH_METHOD_GPSPM,
+		      "flush_method");
+	static_assert(static_cast<int>(rpma::gpspm_mode::thread) == RPMA_GPSPM_THREAD,
+		      "gpspm_mode");
+	rpma::conn no_conn;
+	CHECK(no_conn.get_flush_method(*dst, rpma::flush_type::visibility).error() ==
+	      rpma::errc::inval);
+}
+
 void log_and_utils()
 {
 	auto old = rpma::log_get_threshold(RPMA_LOG_THRESHOLD);
@@ -511,6 +655,8 @@ int main()
 		TEST_CASE(events_and_private_data),
 		TEST_CASE(descriptors_round_trip),
 		TEST_CASE(configurations_round_trip),
+		TEST_CASE(versioned_descriptors_and_gpspm_cfg),
+		TEST_CASE(flush_method_agreement),
 		TEST_CASE(log_and_utils),
 		TEST_CASE(error_codes_speak_rpma),
 	};

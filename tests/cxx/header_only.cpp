@@ -332,6 +332,8 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !pcfg->get_descriptor(desc);
 	auto pcfg2 = rpma::peer_cfg::from_descriptor(desc);
 	bad += !pcfg2;
+	bad += !pcfg->get_versioned_descriptor_size();
+	bad += !pcfg->get_versioned_descriptor(desc);
 
 	auto mr = rpma::mr_local::reg(p, mem, sizeof(mem), rpma::usage::write_src);
 	auto mr_span = rpma::mr_local::reg(p, rpma::as_writable_bytes(rpma::span<char>(mem)),
@@ -339,6 +341,9 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !mr || !mr_span;
 	bad += !mr->get_descriptor_size();
 	bad += !mr->get_descriptor(desc);
+	bad += !mr->get_versioned_descriptor_size();
+	bad += !mr->get_versioned_descriptor(desc);
+	bad += !mr->set_persist_fn(nullptr);
 	bad += !mr->get_ptr();
 	bad += !mr->get_size();
 	bad += !mr->advise(0, 8, IBV_ADVISE_MR_ADVICE_PREFETCH);
@@ -367,6 +372,8 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !c.set_rq_size(1) || !c.get_rq_size();
 	bad += !c.set_compl_channel(true) || !c.get_compl_channel().has_value();
 	bad += !c.set_srq(*srq) || !c.clear_srq() || !c.get_srq();
+	bad += !c.set_gpspm(rpma::gpspm_mode::disabled) || !c.get_gpspm();
+	bad += !pcfg->get_versioned_descriptor(c, desc);
 
 	auto ep = rpma::ep::listen(p, "127.0.0.1", "7204");
 	bad += !ep || !ep->get_fd();
@@ -389,6 +396,8 @@ int instantiate_everything(ibv_context *ctx)
 	bad += cn.get_private_data().value().empty();
 	bad += !cn.apply_remote_peer_cfg(*pcfg2);
 	bad += !cn.get_qp_num();
+	bad += cn.get_flush_method(*remote, rpma::flush_type::persistent)
+		   .value_or(rpma::flush_method::none) == rpma::flush_method::none;
 	bad += !cn.get_compl_fd();
 	auto woken = cn.wait();
 	bad += !woken || !woken->queue || woken->is_rcq;
