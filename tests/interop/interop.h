@@ -9,7 +9,9 @@
  *
  * What a build may vary (its options, the connection configuration, the
  * descriptors it sends, checks once connected) sits behind the hooks at the
- * end of this file; hooks-1x.c is a plain librpma 1.x application's.
+ * end of this file: hooks-1x.c is a plain librpma 1.x application's;
+ * hooks-ng.c, built only against this tree, uses the rpma-ng extensions
+ * (versioned descriptors, GPSPM, the flush-method agreement).
  */
 
 #ifndef INTEROP_H
@@ -199,7 +201,7 @@ const void *io_pdata_item(const void *pd, size_t pd_len, int item, size_t *len);
 void io_describe_1x(const struct rpma_mr_local *mr, const struct rpma_peer_cfg *pcfg,
 		    struct io_pdata *pd);
 
-/* hooks: the variations of a build (hooks-1x.c) */
+/* hooks: the variations of hooks-1x.c and hooks-ng.c */
 
 /* an option the program does not know: consumed (true) or not (false) */
 bool io_hook_option(const char *name, const char *value);
