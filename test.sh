@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Sets up and runs every test: installs what is missing (Debian 12), builds
-# with warnings as errors, runs the unit, ABI, fuzz, C++, man page, rdma and
-# example suites (rdma and examples over soft RoCE and soft iWARP in a
-# small VM when this host has no RDMA device), runs the device-free suites
-# once more under AddressSanitizer and UndefinedBehaviorSanitizer, and
-# prints "N passed, N failed, N skipped" counting every test case.
+# with warnings as errors, runs the unit, ABI, fuzz, C++, man page, rdma,
+# interop and example suites (rdma, interop and examples over soft RoCE and
+# soft iWARP in a small VM when this host has no RDMA device), runs the
+# device-free suites once more under AddressSanitizer and
+# UndefinedBehaviorSanitizer, and prints "N passed, N failed, N skipped"
+# counting every test case.
 #
 # usage: ./test.sh [meson test arguments, e.g. --suite unit]
 #        (with arguments, only the main build runs them)

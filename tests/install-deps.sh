@@ -10,7 +10,7 @@ set -euo pipefail
 build_packages=(meson ninja-build g++ pkg-config python3
 	libibverbs-dev librdmacm-dev libpmem2-dev libcmocka-dev)
 # librpma-dev: Debian's librpma 1.x header and library for the compatibility
-# tests; mandoc and groff-base: the man page checks; valgrind: leak checks;
+# tests (suites abi and interop); mandoc and groff-base: the man page checks; valgrind: leak checks;
 # clang-format: the style check; cmake: building against the installed
 # CMake package.
 test_packages=(librpma-dev mandoc groff-base valgrind clang-format cmake)

@@ -8,7 +8,8 @@
 # the cache (well under a second).
 #
 #  1. the Debian packages the VM uses (QEMU, busybox, rdma-core tools, ndctl,
-#     ...) are installed with apt-get when missing (needs root);
+#     Debian's librpma 1.x, ...) are installed with apt-get when missing
+#     (needs root);
 #     flavor trixie: a Debian 13 root is made with debootstrap (from the
 #     mirror the host's apt uses) and the packages that building and
 #     testing the project need are installed in it; every later step that
@@ -77,9 +78,10 @@ ROOT_PKGS="meson ninja-build g++ pkg-config python3 libibverbs-dev librdmacm-dev
 libpmem2-dev libcmocka-dev rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
 perftest ndctl daxctl kmod iproute2 util-linux bash valgrind gcc make procps"
 if [ "$VM_ROOT" = / ]; then
+	# librpma0: Debian's librpma 1.x, the peer of the interop suite
 	VM_PKGS="$VM_PKGS iproute2:rdma rdma-core:rdma-ndd ibverbs-providers:
 ibverbs-utils:ibv_devinfo rdmacm-utils:rping perftest:ib_write_lat
-ndctl:ndctl daxctl:daxctl"
+ndctl:ndctl daxctl:daxctl librpma0:"
 else
 	# zstd: Debian 13 compresses its kernel with it
 	VM_PKGS="$VM_PKGS debootstrap:debootstrap zstd:zstd"
