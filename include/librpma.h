@@ -826,6 +826,14 @@ enum rpma_gpspm_mode {
 int rpma_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode mode);
 int rpma_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode *mode);
 
+/*
+ * Extension: whether conn is still up: false once the library has seen it
+ * closed or lost (then its QP is in the error state and everything still
+ * outstanding completes with an error). Never blocks; the connection
+ * events it takes stay for rpma_conn_next_event().
+ */
+int rpma_conn_is_up(struct rpma_conn *conn, bool *is_up);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,8 +4,14 @@
  */
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <fcntl.h>
 #include <new>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "conn.hpp"
 #include "conn_cfg.hpp"
@@ -152,6 +158,41 @@ int rpma::conn_queues_destroy(rdma_cm_id *id, conn_queues *queues)
 	return ret;
 }
 
+/*
+ * The fd the application waits on for connection events: readable while an
+ * event waits in rdma_cm (evch) or in the stash (stash_fd). The channel
+ * itself turns non-blocking: the library reads it only when it knows, or
+ * may find, an event there.
+ */
+static int conn_event_fd_new(rpma_conn *conn)
+{
+	int flags = fcntl(conn->evch->fd, F_GETFL);
+	if (flags < 0 || fcntl(conn->evch->fd, F_SETFL, flags | O_NONBLOCK))
+		return RPMA_PROVIDER_FAILED(errno, "fcntl(O_NONBLOCK) on the event channel");
+
+	conn->stash_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (conn->stash_fd < 0)
+		return RPMA_PROVIDER_FAILED(errno, "eventfd");
+	conn->event_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (conn->event_fd < 0) {
+		const int err = errno;
+		close(conn->stash_fd);
+		return RPMA_PROVIDER_FAILED(err, "epoll_create1");
+	}
+	for (int fd : { conn->evch->fd, conn->stash_fd }) {
+		epoll_event ev{};
+		ev.events = EPOLLIN;
+		ev.data.fd = fd;
+		if (epoll_ctl(conn->event_fd, EPOLL_CTL_ADD, fd, &ev)) {
+			const int err = errno;
+			close(conn->event_fd);
+			close(conn->stash_fd);
+			return RPMA_PROVIDER_FAILED(err, "epoll_ctl");
+		}
+	}
+	return 0;
+}
+
 int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 		   const void *private_data, uint8_t private_data_len, rpma_conn **conn_ptr)
 {
@@ -165,9 +206,12 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_create_event_channel");
 		goto free_conn;
 	}
+	ret = conn_event_fd_new(conn);
+	if (ret)
+		goto destroy_evch;
 	if (verbs::migrate_id(id, conn->evch)) {
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_migrate_id");
-		goto destroy_evch;
+		goto close_fds;
 	}
 
 	conn->peer = peer;
@@ -177,9 +221,17 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	conn->gpspm = queues.gpspm;
 	conn->private_data_len = 0;
 	conn->set_private_data(private_data, private_data_len);
+	/* waits on the connection's CQs watch its events */
+	if (queues.cq)
+		queues.cq->conn = conn;
+	if (queues.rcq)
+		queues.rcq->conn = conn;
 	*conn_ptr = conn;
 	return 0;
 
+close_fds:
+	close(conn->event_fd);
+	close(conn->stash_fd);
 destroy_evch:
 	/* id may still point at evch: librdmacm allows destroying the channel after the id only */
 	if (id->channel == conn->evch)
@@ -219,6 +271,199 @@ static rpma_conn_event conn_event_from(rdma_cm_event_type type)
 	default:
 		return RPMA_CONN_UNDEFINED;
 	}
+}
+
+/* The events after which the connection carries nothing more. */
+static bool event_ends_connection(rpma_conn_event event)
+{
+	return event == RPMA_CONN_CLOSED || event == RPMA_CONN_LOST ||
+	       event == RPMA_CONN_REJECTED || event == RPMA_CONN_UNREACHABLE;
+}
+
+/*
+ * The peer is gone: the QP goes to the error state, so that every work
+ * request still posted completes (flushed, with an error status) instead of
+ * waiting for an answer that cannot come.
+ */
+static void conn_bring_down(rpma_conn *conn, rpma_conn_event why)
+{
+	if (conn->down.load(std::memory_order_acquire))
+		return;
+	conn->down_at_ms.store(monotonic_ms(), std::memory_order_relaxed);
+	if (conn->down.exchange(true, std::memory_order_acq_rel))
+		return;
+	if (conn->id->qp == nullptr)
+		return;
+	if (int err = verbs::modify_qp_to_error(conn->id->qp)) {
+		(void)RPMA_PROVIDER_FAILED(err > 0 ? err : errno, "ibv_modify_qp(IBV_QPS_ERR)");
+		return;
+	}
+	RPMA_LOG_INFO("connection %s: what is still outstanding completes with errors",
+		      rpma_utils_conn_event_2str(why));
+}
+
+/*
+ * Takes one event from the (non-blocking) channel, under events_lock:
+ * 0 and *event; RPMA_E_AGAIN when none is there yet; RPMA_E_NO_EVENT,
+ * RPMA_E_UNKNOWN (an event that means nothing here, taken) or
+ * RPMA_E_PROVIDER as librpma 1.x reported them.
+ */
+static int conn_take_cm_event(rpma_conn *conn, rpma_conn_event *event)
+{
+	rdma_cm_event *cm_event = nullptr;
+	if (verbs::get_cm_event(conn->evch, &cm_event)) {
+		const int err = errno;
+		/* no provider error for these: a watching wait must not leave one behind */
+		if (err == EAGAIN || err == EWOULDBLOCK)
+			return RPMA_E_AGAIN;
+		if (err == ENODATA)
+			return RPMA_E_NO_EVENT;
+		return RPMA_PROVIDER_FAILED(err, "rdma_get_cm_event");
+	}
+
+	const rdma_cm_event_type type = cm_event->event;
+	const rpma_conn_event conn_event = conn_event_from(type);
+	if (conn_event == RPMA_CONN_ESTABLISHED && cm_event->param.conn.private_data &&
+	    cm_event->param.conn.private_data_len) {
+		/*
+		 * The server's answer (active side). The bytes are gone once the
+		 * event is acknowledged: keep them. On the passive side the event
+		 * carries nothing and the client's request data stays.
+		 */
+		conn->set_private_data(cm_event->param.conn.private_data,
+				       cm_event->param.conn.private_data_len);
+	}
+	if (event_ends_connection(conn_event))
+		conn_bring_down(conn, conn_event);
+
+	if (verbs::ack_cm_event(cm_event))
+		return RPMA_PROVIDER_FAILED(errno, "rdma_ack_cm_event");
+
+	if (conn_event == RPMA_CONN_UNDEFINED) {
+		RPMA_LOG_WARNING("unexpected connection event %d", static_cast<int>(type));
+		return RPMA_E_UNKNOWN;
+	}
+	*event = conn_event;
+	return 0;
+}
+
+/* The stash, under events_lock; stash_fd is readable while it holds events. */
+static void stash_push(rpma_conn *conn, rpma_conn_event event)
+{
+	conn_event_stash &st = conn->stash;
+	st.events[(st.head + st.count) % conn_event_stash::CAPACITY] = event;
+	if (st.count++ == 0) {
+		const uint64_t one = 1;
+		if (write(conn->stash_fd, &one, sizeof(one)) != sizeof(one))
+			RPMA_LOG_WARNING("eventfd write failed: errno %d", errno);
+	}
+}
+
+static bool stash_pop(rpma_conn *conn, rpma_conn_event *event)
+{
+	conn_event_stash &st = conn->stash;
+	if (st.count == 0)
+		return false;
+	*event = st.events[st.head];
+	st.head = (st.head + 1) % conn_event_stash::CAPACITY;
+	if (--st.count == 0) {
+		uint64_t value;
+		if (read(conn->stash_fd, &value, sizeof(value)) != sizeof(value))
+			RPMA_LOG_WARNING("eventfd read failed: errno %d", errno);
+	}
+	return true;
+}
+
+bool rpma::conn_watch_events(rpma_conn *conn)
+{
+	std::lock_guard<std::mutex> guard(conn->events_lock);
+	bool took = false;
+	while (conn->stash.count < conn_event_stash::CAPACITY) {
+		rpma_conn_event event = RPMA_CONN_UNDEFINED;
+		const int ret = conn_take_cm_event(conn, &event);
+		if (ret != 0 && ret != RPMA_E_UNKNOWN)
+			break; /* none left, or a failure, logged */
+		stash_push(conn, event);
+		took = true;
+	}
+	return took;
+}
+
+bool rpma::conn_drained(rpma_conn *conn)
+{
+	if (!conn->down.load(std::memory_order_acquire))
+		return false;
+	if (monotonic_ms() < conn->down_at_ms.load(std::memory_order_relaxed) + CONN_DOWN_DRAIN_MS)
+		return false;
+	conn->flush->sweep_orphans.store(true, std::memory_order_release);
+	return true;
+}
+
+int rpma::wait_channel_or_peer(int channel_fd, rpma_conn *conn, int timeout_ms)
+{
+	const long long deadline = timeout_ms >= 0 ? monotonic_ms() + timeout_ms : -1;
+	long long drain_deadline = -1;
+	bool watch = conn != nullptr;
+	for (;;) {
+		const bool down = conn && conn->down.load(std::memory_order_acquire);
+		long long until = deadline;
+		if (down) {
+			/* the events after this are the application's to read */
+			watch = false;
+			if (drain_deadline < 0)
+				drain_deadline = conn->down_at_ms.load(std::memory_order_relaxed) +
+						 CONN_DOWN_DRAIN_MS;
+			if (until < 0 || drain_deadline < until)
+				until = drain_deadline;
+		}
+		int wait_ms = -1;
+		if (until >= 0) {
+			const long long left = until - monotonic_ms();
+			wait_ms =
+			    left <= 0 ? 0 : (left > INT_MAX ? INT_MAX : static_cast<int>(left));
+		}
+
+		pollfd pfd[2] = { { channel_fd, POLLIN, 0 }, { -1, POLLIN, 0 } };
+		if (watch)
+			pfd[1].fd = conn->evch->fd;
+		const int ready = ::poll(pfd, 2, wait_ms);
+		if (ready < 0) {
+			if (errno == EINTR)
+				continue;
+			return RPMA_PROVIDER_FAILED(errno, "poll on the completion channel");
+		}
+		if (pfd[0].revents)
+			return 1;
+		if (pfd[1].revents) {
+			/* a full stash or a failing channel: stop watching, do not spin */
+			if (!conn_watch_events(conn))
+				watch = false;
+			continue;
+		}
+		if (until >= 0 && monotonic_ms() >= until) {
+			if (down)
+				(void)conn_drained(conn);
+			return 0;
+		}
+	}
+}
+
+int rpma::wait_1x(int channel_fd, rpma_conn *conn)
+{
+	if (conn == nullptr)
+		return WAIT_1X_EVENT;
+	const int fl = fcntl(channel_fd, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		return WAIT_1X_EVENT; /* the read says at once whether an event is there */
+	const int ret = wait_channel_or_peer(channel_fd, conn, -1);
+	if (ret < 0)
+		return RPMA_E_NO_COMPLETION; /* as librpma 1.x reported a failed wait */
+	if (ret > 0)
+		return WAIT_1X_EVENT;
+	if (conn->flush->any_in_flight())
+		return WAIT_1X_ORPHANS;
+	RPMA_LOG_ERROR("the connection is down and nothing more completes");
+	return RPMA_E_NO_COMPLETION;
 }
 
 /* Fills a send work request for the data-path calls below. */
@@ -320,7 +565,7 @@ int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 {
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(fd != nullptr);
-	*fd = conn->evch->fd;
+	*fd = conn->event_fd;
 	return 0;
 }
 
@@ -329,37 +574,50 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(event != nullptr);
 
-	rdma_cm_event *cm_event = nullptr;
-	if (verbs::get_cm_event(conn->evch, &cm_event)) {
-		const int err = errno;
-		if (err == ENODATA || err == EAGAIN || err == EWOULDBLOCK) {
-			set_provider_error(err);
+	for (;;) {
+		{
+			std::lock_guard<std::mutex> guard(conn->events_lock);
+			rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+			/* what a wait for completions took first comes first */
+			if (stash_pop(conn, &ev)) {
+				if (ev == RPMA_CONN_UNDEFINED)
+					return RPMA_E_UNKNOWN; /* logged when taken */
+				*event = ev;
+				return 0;
+			}
+			int ret = conn_take_cm_event(conn, &ev);
+			if (ret == 0)
+				*event = ev;
+			else if (ret == RPMA_E_NO_EVENT)
+				set_provider_error(ENODATA); /* as librpma 1.x kept it */
+			if (ret != RPMA_E_AGAIN)
+				return ret;
+		}
+
+		/* none yet: the fd handed out says whether to wait for one */
+		const int fl = fcntl(conn->event_fd, F_GETFL);
+		if (fl < 0)
+			return RPMA_PROVIDER_FAILED(errno, "fcntl(F_GETFL) on the event fd");
+		if (fl & O_NONBLOCK) {
+			set_provider_error(EAGAIN);
 			return RPMA_E_NO_EVENT;
 		}
-		return RPMA_PROVIDER_FAILED(err, "rdma_get_cm_event");
+		pollfd pfd{ conn->event_fd, POLLIN, 0 };
+		if (::poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return RPMA_PROVIDER_FAILED(errno, "poll on the event fd");
 	}
+}
 
-	const rdma_cm_event_type type = cm_event->event;
-	const rpma_conn_event conn_event = conn_event_from(type);
-	if (conn_event == RPMA_CONN_ESTABLISHED && cm_event->param.conn.private_data &&
-	    cm_event->param.conn.private_data_len) {
-		/*
-		 * The server's answer (active side). The bytes are gone once the
-		 * event is acknowledged: keep them. On the passive side the event
-		 * carries nothing and the client's request data stays.
-		 */
-		conn->set_private_data(cm_event->param.conn.private_data,
-				       cm_event->param.conn.private_data_len);
-	}
-
-	if (verbs::ack_cm_event(cm_event))
-		return RPMA_PROVIDER_FAILED(errno, "rdma_ack_cm_event");
-
-	if (conn_event == RPMA_CONN_UNDEFINED) {
-		RPMA_LOG_WARNING("unexpected connection event %d", static_cast<int>(type));
-		return RPMA_E_UNKNOWN;
-	}
-	*event = conn_event;
+int rpma_conn_is_up(struct rpma_conn *conn, bool *is_up)
+{
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(is_up != nullptr);
+	if (!conn->down.load(std::memory_order_acquire))
+		(void)conn_watch_events(conn);
+	*is_up = !conn->down.load(std::memory_order_acquire);
+	/* a poller that asks learns of the flushes that cannot complete any more */
+	if (!*is_up)
+		(void)conn_drained(conn);
 	return 0;
 }
 
@@ -443,6 +701,8 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 	} else {
 		verbs::destroy_event_channel(conn->evch);
 	}
+	close(conn->event_fd);
+	close(conn->stash_fd);
 
 	delete conn;
 	*conn_ptr = nullptr;
@@ -469,8 +729,18 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 	if (conn->queues.shared_channel == nullptr)
 		return RPMA_E_NOT_SHARED_CHNL;
 
+	int ret = wait_1x(conn->queues.shared_channel->fd, conn);
+	if (ret < 0)
+		return ret;
+	if (ret == WAIT_1X_ORPHANS) {
+		/* no event: the flushes the library completes are on the main CQ */
+		*cq = conn->queues.cq;
+		if (is_rcq)
+			*is_rcq = false;
+		return 0;
+	}
 	ibv_cq *ev_cq = nullptr;
-	int ret = get_cq_event_1x(conn->queues.shared_channel, &ev_cq);
+	ret = get_cq_event_1x(conn->queues.shared_channel, &ev_cq);
 	if (ret)
 		return ret;
 

@@ -10,6 +10,7 @@
 #include <new>
 #include <poll.h>
 
+#include "conn.hpp"
 #include "cq.hpp"
 #include "err.hpp"
 #include "flush.hpp"
@@ -28,6 +29,7 @@ int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, rpma_cq **cq_p
 	cq->shared_channel = channel != nullptr;
 	cq->served_by_thread = false;
 	cq->flush = nullptr;
+	cq->conn = nullptr;
 
 	int ret = 0;
 	if (channel == nullptr) {
@@ -163,8 +165,16 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 			const ibv_wc w = wc[i];
 			flush_slot *slot = flush->slot_of(w.wr_id);
 			if (slot != nullptr) {
-				if (slot->state.load(std::memory_order_relaxed) &
-				    FLUSH_SLOT_GPSPM) {
+				const uint8_t state = slot->state.load(std::memory_order_relaxed);
+				if (state == 0) {
+					/*
+					 * A second completion of a flush's read: siw
+					 * flushes a read that is both on its send queue
+					 * and on its outbound read queue from both.
+					 */
+					continue;
+				}
+				if (state & FLUSH_SLOT_GPSPM) {
 					if (!gpspm_request_sent(g, flush, slot, w, &wc[kept]))
 						continue;
 				} else {
@@ -188,6 +198,13 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 	/* what the failure of the connection made up on the way */
 	if (g && out < n) {
 		const int more = gpspm_take_pending(g, wc + out, n - out);
+		if (more)
+			*flushes |= (~0ULL >> (64 - more)) << out;
+		out += more;
+	}
+	/* the connection is down and drained: what is still in flight never completes */
+	if (out < n && flush->sweep_orphans.load(std::memory_order_relaxed)) {
+		const int more = flush->sweep(wc + out, n - out, conn ? conn->id->qp->qp_num : 0);
 		if (more)
 			*flushes |= (~0ULL >> (64 - more)) << out;
 		out += more;
@@ -233,13 +250,10 @@ int rpma_cq::ack_and_rearm()
  */
 static int wait_for_event(rpma_cq *cq, int timeout_ms)
 {
-	pollfd pfd{ cq->channel->fd, POLLIN, 0 };
-	int ready;
-	do {
-		ready = ::poll(&pfd, 1, timeout_ms);
-	} while (ready < 0 && errno == EINTR);
+	/* the connection's events too: a peer that is gone ends the wait */
+	const int ready = wait_channel_or_peer(cq->channel->fd, cq->conn, timeout_ms);
 	if (ready < 0)
-		return RPMA_PROVIDER_FAILED(errno, "poll on the completion channel");
+		return ready;
 	if (ready == 0)
 		return RPMA_E_NO_COMPLETION;
 
@@ -252,13 +266,6 @@ static int wait_for_event(rpma_cq *cq, int timeout_ms)
 		return RPMA_PROVIDER_FAILED(errno, "ibv_get_cq_event");
 	}
 	return cq->ack_event_of(ev_cq);
-}
-
-static long long now_ms()
-{
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* A CQ that the library's GPSPM thread polls is not the application's. */
@@ -289,8 +296,13 @@ int rpma_cq_wait(struct rpma_cq *cq)
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
 
+	int ret = wait_1x(cq->channel->fd, cq->conn);
+	if (ret < 0)
+		return ret;
+	if (ret == WAIT_1X_ORPHANS)
+		return cq->flush ? 0 : RPMA_E_NO_COMPLETION; /* no event: poll for them */
 	ibv_cq *ev_cq = nullptr;
-	int ret = get_cq_event_1x(cq->channel, &ev_cq);
+	ret = get_cq_event_1x(cq->channel, &ev_cq);
 	if (ret)
 		return ret;
 	return cq->ack_event_of(ev_cq);
@@ -382,7 +394,7 @@ int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, in
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
 
-	const long long deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+	const long long deadline = timeout_ms >= 0 ? monotonic_ms() + timeout_ms : 0;
 	for (;;) {
 		/*
 		 * Poll first: completions that arrived before the CQ was last
@@ -395,7 +407,7 @@ int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, in
 
 		int left = -1;
 		if (timeout_ms >= 0) {
-			long long remaining = deadline - now_ms();
+			long long remaining = deadline - monotonic_ms();
 			if (remaining < 0)
 				remaining = 0;
 			left = remaining > INT_MAX ? INT_MAX : static_cast<int>(remaining);
@@ -403,6 +415,14 @@ int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, in
 		ret = wait_for_event(cq, left);
 		if (ret == RPMA_E_NO_COMPLETION && timeout_ms >= 0 && left == 0)
 			return rpma_cq_get_completion(cq, cmpl);
+		if (ret == RPMA_E_NO_COMPLETION && cq->conn &&
+		    cq->conn->down.load(std::memory_order_acquire)) {
+			/* what the error state flushed has been taken: nothing more comes */
+			ret = rpma_cq_get_completion(cq, cmpl);
+			if (ret == RPMA_E_NO_COMPLETION)
+				RPMA_LOG_ERROR("the connection is down and nothing more completes");
+			return ret;
+		}
 		if (ret && ret != RPMA_E_NO_COMPLETION)
 			return ret;
 	}

@@ -17,6 +17,7 @@ namespace rpma
 {
 struct conn_flush;
 }
+struct rpma_conn;
 
 struct rpma_cq {
 	ibv_cq *cq;
@@ -29,6 +30,11 @@ struct rpma_cq {
 	 * for a CQ of receives only.
 	 */
 	rpma::conn_flush *flush;
+	/*
+	 * The connection whose events a wait on this CQ watches (the peer's
+	 * death ends the wait); NULL for the CQ of a shared receive queue.
+	 */
+	rpma_conn *conn;
 
 	/* Polls up to n work completions, translating nothing. */
 	int poll(int n, ibv_wc *wc);

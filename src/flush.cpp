@@ -11,6 +11,7 @@
 #include "conn.hpp"
 #include "err.hpp"
 #include "flush.hpp"
+#include "gpspm.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
 #include "post.hpp"
@@ -103,6 +104,39 @@ flush_slot *conn_flush::claim(const void *op_context, bool signaled, uint8_t kin
 		}
 	}
 	return nullptr;
+}
+
+int conn_flush::sweep(ibv_wc *wc, int n, uint32_t qp_num)
+{
+	int out = 0;
+	for (uint32_t i = 0; i <= slots_mask && out < n; i++) {
+		flush_slot *slot = &slots[i];
+		uint8_t state = slot->state.load(std::memory_order_acquire);
+		if (!(state & FLUSH_SLOT_IN_USE))
+			continue;
+		const void *op_context = slot->op_context;
+		const bool report = slot->signaled && !(state & FLUSH_SLOT_COMPLETED);
+		/* a completion that comes after all finds the slot free, and is dropped */
+		if (!slot->state.compare_exchange_strong(state, 0, std::memory_order_acq_rel))
+			continue;
+		if ((state & FLUSH_SLOT_GPSPM) && !(state & FLUSH_SLOT_COMPLETED) && gpspm)
+			gpspm->in_flight.fetch_sub(1, std::memory_order_relaxed);
+		if (report)
+			library_flush_completion(op_context, IBV_WC_WR_FLUSH_ERR, qp_num,
+						 &wc[out++]);
+	}
+	return out;
+}
+
+bool conn_flush::any_in_flight() const
+{
+	for (uint32_t i = 0; i <= slots_mask; i++) {
+		const uint8_t state = slots[i].state.load(std::memory_order_acquire);
+		if ((state & FLUSH_SLOT_IN_USE) && !(state & FLUSH_SLOT_COMPLETED) &&
+		    slots[i].signaled)
+			return true;
+	}
+	return false;
 }
 
 uint8_t remote_flush_methods(const rpma_mr_remote *mr)

@@ -79,6 +79,15 @@ struct conn_flush {
 	alignas(64) std::atomic<uint32_t> next_slot{ 0 };
 	char pad[64 - sizeof(std::atomic<uint32_t>)];
 
+	/*
+	 * Set once the connection is down and what the error state flushed
+	 * has had its time: the flushes still in flight then never complete
+	 * by themselves (siw leaves work posted in the error state where it
+	 * is), so the polls that find the CQ empty complete them with
+	 * IBV_WC_WR_FLUSH_ERR.
+	 */
+	std::atomic<bool> sweep_orphans{ false };
+
 	/* Takes a free slot; NULL when every slot is in flight. */
 	flush_slot *claim(const void *op_context, bool signaled, uint8_t kind);
 	void release(flush_slot *slot)
@@ -97,11 +106,35 @@ struct conn_flush {
 		return reinterpret_cast<flush_slot *>(static_cast<uintptr_t>(wr_id));
 	}
 
+	/*
+	 * Completes up to n signaled flushes still in flight with
+	 * IBV_WC_WR_FLUSH_ERR into wc and frees their slots (and the slots of
+	 * unsignaled ones); the number stored.
+	 */
+	int sweep(ibv_wc *wc, int n, uint32_t qp_num);
+
+	/* Whether a signaled flush is in flight (a scan: for a connection that is down). */
+	bool any_in_flight() const;
+
 	uint64_t wr_id_of(const flush_slot *slot) const
 	{
 		return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot));
 	}
 };
+
+/*
+ * The completion the application sees for a flush the library completes
+ * itself: it names the connection's queue pair, as every completion does.
+ */
+inline void library_flush_completion(const void *op_context, ibv_wc_status status, uint32_t qp_num,
+				     ibv_wc *out)
+{
+	*out = ibv_wc{};
+	out->wr_id = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(op_context));
+	out->status = status;
+	out->opcode = IBV_WC_RDMA_READ;
+	out->qp_num = qp_num;
+}
 
 /*
  * Creates what a connection on peer needs to flush, with room for

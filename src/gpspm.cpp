@@ -114,11 +114,7 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 void flush_completion(const gpspm_engine *g, const void *op_context, ibv_wc_status status,
 		      ibv_wc *out)
 {
-	*out = ibv_wc{};
-	out->wr_id = wr_id_of(op_context);
-	out->status = status;
-	out->opcode = IBV_WC_RDMA_READ;
-	out->qp_num = g->qp->qp_num;
+	library_flush_completion(op_context, status, g->qp->qp_num, out);
 }
 
 ibv_wc_status status_of_answer(uint8_t status)

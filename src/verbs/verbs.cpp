@@ -236,6 +236,13 @@ int create_qp_ex(rdma_cm_id *id, ibv_qp_init_attr_ex *attr)
 	return rdma_create_qp_ex(id, attr);
 }
 
+int modify_qp_to_error(ibv_qp *qp)
+{
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
 void destroy_qp(rdma_cm_id *id)
 {
 	if (id->qp)

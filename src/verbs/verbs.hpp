@@ -70,6 +70,8 @@ int get_cm_event(rdma_event_channel *channel, rdma_cm_event **event);
 int ack_cm_event(rdma_cm_event *event);
 int create_qp_ex(rdma_cm_id *id, ibv_qp_init_attr_ex *attr);
 void destroy_qp(rdma_cm_id *id);
+/* moves the QP to the error state: every posted work request completes, flushed */
+int modify_qp_to_error(ibv_qp *qp);
 int connect(rdma_cm_id *id, rdma_conn_param *param);
 int accept(rdma_cm_id *id, rdma_conn_param *param);
 int reject(rdma_cm_id *id, const void *private_data, uint8_t private_data_len);

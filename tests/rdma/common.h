@@ -83,6 +83,12 @@ void t_await(char tag);
 void t_send_blob(const void *buf, size_t len);
 void t_recv_blob(void *buf, size_t len);
 
+/*
+ * The calling child kills itself with SIGKILL, as a crashed peer; t_run()
+ * counts that as the child's success.
+ */
+void t_die(void) __attribute__((noreturn));
+
 /* whether the peer has signaled something not read yet */
 bool t_peer_signaled(void);
 /*

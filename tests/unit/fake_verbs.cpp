@@ -104,6 +104,7 @@ struct fake_qp {
 	fake_cq *recv_cq;
 	fake_srq *srq;
 	bool atomic_write;
+	bool in_error; /* modify_qp_to_error */
 };
 
 struct fake_id;
@@ -412,9 +413,9 @@ void pd_get(fake_pd *pd)
 		pd->users++;
 }
 
-int new_eventfd()
+int new_eventfd(int flags = 0)
 {
-	int fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE | flags);
 	if (fd < 0) {
 		perror("fake_verbs: eventfd");
 		abort();
@@ -871,7 +872,8 @@ ibv_comp_channel *create_comp_channel(ibv_context *ctx)
 		return fail_null<ibv_comp_channel>(EINVAL);
 	auto *ch = new fake_comp_channel();
 	ch->ch.context = ctx;
-	ch->ch.fd = new_eventfd();
+	/* ibv_get_cq_event() on it never blocks: the fd says so, as an O_NONBLOCK one would */
+	ch->ch.fd = new_eventfd(EFD_NONBLOCK);
 	ch->ch.refcnt = 0;
 	add_live(ch, kind::comp_channel);
 	return &ch->ch;
@@ -1776,6 +1778,18 @@ int disconnect(rdma_cm_id *id)
 	return 0;
 }
 
+int modify_qp_to_error(ibv_qp *qp)
+{
+	state &s = st();
+	guard g(s.lock);
+	if (int err = enter(FAKE_MODIFY_QP_TO_ERROR); err != GO_ON)
+		return fail_ret(err);
+	if (!is_live(qp, kind::qp, "ibv_modify_qp"))
+		return EINVAL;
+	as<fake_qp>(qp)->in_error = true;
+	return 0;
+}
+
 } /* namespace rpma::verbs */
 
 /*
@@ -1783,6 +1797,12 @@ int disconnect(rdma_cm_id *id)
  */
 
 extern "C" {
+
+bool fake_verbs_qp_in_error(struct ibv_qp *qp)
+{
+	guard g(st().lock);
+	return is_live(qp, kind::qp, "fake_verbs_qp_in_error") && as<fake_qp>(qp)->in_error;
+}
 
 void fake_verbs_reset(void)
 {

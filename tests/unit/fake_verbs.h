@@ -66,8 +66,12 @@ enum fake_call {
 	FAKE_ACCEPT,
 	FAKE_REJECT,
 	FAKE_DISCONNECT,
+	FAKE_MODIFY_QP_TO_ERROR,
 	FAKE_CALL_MAX
 };
+
+/* Whether modify_qp_to_error moved qp to the error state. */
+bool fake_verbs_qp_in_error(struct ibv_qp *qp);
 
 /* Forget everything: objects, queues, failures, counters. */
 void fake_verbs_reset(void);

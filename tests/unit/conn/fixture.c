@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <poll.h>
+
 #include "fixture.h"
 
 struct rpma_peer *fx_peer;
@@ -203,6 +205,14 @@ struct rdma_event_channel *fx_conn_channel(struct rdma_cm_id *id)
 	return id->channel;
 }
 
+bool fx_fd_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ready = poll(&pfd, 1, 0);
+	assert_true(ready >= 0);
+	return ready == 1 && (pfd.revents & POLLIN);
+}
+
 struct rpma_mr_local *fx_mr(void *buf, size_t size, int usage)
 {
 	struct rpma_mr_local *mr = NULL;
@@ -342,6 +352,7 @@ const char *fx_call_name(enum fake_call call)
 		[FAKE_ACCEPT] = "accept",
 		[FAKE_REJECT] = "reject",
 		[FAKE_DISCONNECT] = "disconnect",
+		[FAKE_MODIFY_QP_TO_ERROR] = "modify_qp_to_error",
 	};
 	if (call < 0 || call >= FAKE_CALL_MAX || names[call] == NULL)
 		return "?";

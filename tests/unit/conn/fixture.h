@@ -65,6 +65,9 @@ void fx_conn_delete(struct rpma_conn **conn);
 /* the connection's rdma_cm event channel (the one rpma_conn_next_event reads) */
 struct rdma_event_channel *fx_conn_channel(struct rdma_cm_id *id);
 
+/* whether fd is readable now (poll with no timeout) */
+bool fx_fd_readable(int fd);
+
 /* memory regions */
 struct rpma_mr_local *fx_mr(void *buf, size_t size, int usage);
 void fx_mr_dereg(struct rpma_mr_local **mr);

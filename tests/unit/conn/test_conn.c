@@ -35,7 +35,15 @@ static void get_event_fd__success(void **state)
 	struct rpma_conn *conn = fx_conn_active(NULL, &id);
 	int fd = -12345;
 	FX_REFUSED(0, rpma_conn_get_event_fd(conn, &fd));
-	assert_int_equal(fd, fx_conn_channel(id)->fd);
+	assert_true(fd >= 0);
+	/* readable exactly while an event of the connection waits */
+	assert_false(fx_fd_readable(fd));
+	fake_verbs_push_cm_event(fx_conn_channel(id), RDMA_CM_EVENT_DISCONNECTED, id, NULL, 0);
+	assert_true(fx_fd_readable(fd));
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(conn, &ev), 0);
+	assert_int_equal(ev, RPMA_CONN_CLOSED);
+	assert_false(fx_fd_readable(fd));
 	fx_conn_delete(&conn);
 }
 

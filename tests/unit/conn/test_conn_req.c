@@ -414,7 +414,9 @@ static void connect__active(void **state)
 	assert_non_null(id->channel);
 	int fd = -1;
 	assert_int_equal(rpma_conn_get_event_fd(conn, &fd), 0);
-	assert_int_equal(fd, id->channel->fd);
+	assert_false(fx_fd_readable(fd));
+	fake_verbs_push_cm_event(id->channel, RDMA_CM_EVENT_ESTABLISHED, id, NULL, 0);
+	assert_true(fx_fd_readable(fd));
 	uint32_t qp_num = 0;
 	assert_int_equal(rpma_conn_get_qp_num(conn, &qp_num), 0);
 	assert_int_equal(qp_num, id->qp->qp_num);
@@ -467,8 +469,11 @@ static void connect__passive(void **state)
 	int fd = -1, ep_fd = -1;
 	assert_int_equal(rpma_conn_get_event_fd(conn, &fd), 0);
 	assert_int_equal(rpma_ep_get_fd(ep, &ep_fd), 0);
-	assert_int_equal(fd, id->channel->fd);
 	assert_int_not_equal(fd, ep_fd);
+	assert_false(fx_fd_readable(fd));
+	fake_verbs_push_cm_event(id->channel, RDMA_CM_EVENT_DISCONNECTED, id, NULL, 0);
+	assert_true(fx_fd_readable(fd));
+	assert_false(fx_fd_readable(ep_fd));
 
 	fx_conn_delete(&conn);
 	assert_int_equal(fake_verbs_live_objects(), base);
