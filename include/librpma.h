@@ -834,6 +834,31 @@ int rpma_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, enum rpma_gpspm_mod
  */
 int rpma_conn_is_up(struct rpma_conn *conn, bool *is_up);
 
+/*
+ * Extension: several operations on one connection posted together, as one
+ * chain of work requests: one doorbell (on soft RoCE one system call)
+ * instead of one per operation. A persistent write is a write and a flush
+ * in one batch.
+ */
+#define RPMA_BATCH_MAX 64
+
+struct rpma_batch_op {
+	enum rpma_op op;		   /* RPMA_OP_READ, _WRITE, _FLUSH or _SEND */
+	int flags;			   /* RPMA_F_COMPLETION_* */
+	const void *op_context;		   /* what its completion carries back */
+	const struct rpma_mr_local *local; /* read: destination; write, send: source */
+	size_t local_offset;
+	const struct rpma_mr_remote *remote; /* read: source; write, flush: destination */
+	size_t remote_offset;
+	size_t len;
+	enum rpma_flush_type flush_type; /* flush only */
+	uint32_t imm;			 /* write and send, with with_imm */
+	bool with_imm;
+};
+
+int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int count,
+		    int *failed);
+
 #ifdef __cplusplus
 }
 #endif

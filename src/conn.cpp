@@ -498,21 +498,32 @@ static bool conn_takes_messages(const rpma_conn *conn)
 	return false;
 }
 
-/* What the connection knows for choosing a flush method. */
-static flush_capabilities capabilities_of(const rpma_conn *conn)
-{
-	flush_capabilities caps;
-	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
-	caps.gpspm = conn->flush->gpspm != nullptr &&
-		     conn->flush->gpspm->max_in_flight.load(std::memory_order_relaxed) != 0;
-	caps.native = false;
-	return caps;
-}
-
 /*
  * The one-sided operations: rpma_read, rpma_write and rpma_write_with_imm.
  * `local` is the read's destination or the write's source.
  */
+static int one_sided_prepare(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+			     const rpma_mr_remote *remote, size_t remote_offset, size_t len,
+			     unsigned send_flags, ibv_wr_opcode opcode, uint32_t imm,
+			     const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
+{
+	/* both ends are given, or neither (a zero-length operation) */
+	RPMA_CHECK_ARG((local == nullptr) == (remote == nullptr));
+	RPMA_CHECK_ARG(opcode != IBV_WR_RDMA_WRITE_WITH_IMM || conn_takes_messages(conn));
+
+	int nsge = local_sge(local, local_offset, len, sge);
+	if (nsge < 0)
+		return nsge;
+	send_wr(wr, sge, nsge, opcode, send_flags, op_context);
+	int ret =
+	    remote_range(remote, remote_offset, len, &wr->wr.rdma.remote_addr, &wr->wr.rdma.rkey);
+	if (ret)
+		return ret;
+	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr->imm_data = htonl(imm);
+	return 0;
+}
+
 static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
 		     const rpma_mr_remote *remote, size_t remote_offset, size_t len, int flags,
 		     ibv_wr_opcode opcode, uint32_t imm, const void *op_context)
@@ -520,24 +531,29 @@ static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 	unsigned send_flags;
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
-	/* both ends are given, or neither (a zero-length operation) */
-	RPMA_CHECK_ARG((local == nullptr) == (remote == nullptr));
 	RPMA_CHECK_ARG(conn_takes_posts(conn));
-	RPMA_CHECK_ARG(opcode != IBV_WR_RDMA_WRITE_WITH_IMM || conn_takes_messages(conn));
 
 	ibv_sge sge;
-	int nsge = local_sge(local, local_offset, len, &sge);
-	if (nsge < 0)
-		return nsge;
 	ibv_send_wr wr;
-	send_wr(&wr, &sge, nsge, opcode, send_flags, op_context);
-	int ret =
-	    remote_range(remote, remote_offset, len, &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey);
+	int ret = one_sided_prepare(conn, local, local_offset, remote, remote_offset, len,
+				    send_flags, opcode, imm, op_context, &wr, &sge);
 	if (ret)
 		return ret;
-	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-		wr.imm_data = htonl(imm);
 	return conn->post_send(&wr);
+}
+
+static int send_prepare(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_t len,
+			unsigned send_flags, ibv_wr_opcode opcode, uint32_t imm,
+			const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
+{
+	RPMA_CHECK_ARG(conn_takes_messages(conn));
+	int nsge = local_sge(src, offset, len, sge);
+	if (nsge < 0)
+		return nsge;
+	send_wr(wr, sge, nsge, opcode, send_flags, op_context);
+	if (opcode == IBV_WR_SEND_WITH_IMM)
+		wr->imm_data = htonl(imm);
+	return 0;
 }
 
 static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_t len,
@@ -546,17 +562,52 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 	unsigned send_flags;
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
-	RPMA_CHECK_ARG(conn_takes_messages(conn));
 
 	ibv_sge sge;
-	int nsge = local_sge(src, offset, len, &sge);
-	if (nsge < 0)
-		return nsge;
 	ibv_send_wr wr;
-	send_wr(&wr, &sge, nsge, opcode, send_flags, op_context);
-	if (opcode == IBV_WR_SEND_WITH_IMM)
-		wr.imm_data = htonl(imm);
+	int ret =
+	    send_prepare(conn, src, offset, len, send_flags, opcode, imm, op_context, &wr, &sge);
+	if (ret)
+		return ret;
 	return conn->post_send(&wr);
+}
+
+/* One element of rpma_post_batch(), made ready to post. */
+static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *p)
+{
+	p->slot = nullptr;
+	unsigned send_flags;
+	RPMA_CHECK_ARG(send_flags_from(op.flags, &send_flags));
+	switch (op.op) {
+	case RPMA_OP_READ:
+		RPMA_CHECK_ARG(!op.with_imm);
+		return one_sided_prepare(conn, op.local, op.local_offset, op.remote,
+					 op.remote_offset, op.len, send_flags, IBV_WR_RDMA_READ, 0,
+					 op.op_context, &p->wr, &p->sge);
+	case RPMA_OP_WRITE:
+		return one_sided_prepare(
+		    conn, op.local, op.local_offset, op.remote, op.remote_offset, op.len,
+		    send_flags, op.with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+		    op.imm, op.op_context, &p->wr, &p->sge);
+	case RPMA_OP_SEND:
+		RPMA_CHECK_ARG(op.remote == nullptr);
+		return send_prepare(conn, op.local, op.local_offset, op.len, send_flags,
+				    op.with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, op.imm,
+				    op.op_context, &p->wr, &p->sge);
+	case RPMA_OP_FLUSH:
+		RPMA_CHECK_ARG(op.remote != nullptr);
+		RPMA_CHECK_ARG(op.local == nullptr && !op.with_imm);
+		RPMA_CHECK_ARG(op.flush_type == RPMA_FLUSH_TYPE_PERSISTENT ||
+			       op.flush_type == RPMA_FLUSH_TYPE_VISIBILITY);
+		RPMA_CHECK_ARG(range_fits(op.remote->size, op.remote_offset, op.len));
+		return flush_prepare(conn, op.remote, op.remote_offset, op.len, op.flush_type,
+				     send_flags, op.op_context, p);
+	default:
+		RPMA_LOG_ERROR("operation %d cannot be batched: reads, writes, flushes and sends "
+			       "can",
+			       static_cast<int>(op.op));
+		return RPMA_E_INVAL;
+	}
 }
 
 extern "C" {
@@ -831,19 +882,60 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
 	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
 	RPMA_CHECK_ARG(range_fits(dst->size, dst_offset, len));
-
 	RPMA_CHECK_ARG(conn_takes_posts(conn));
 
-	const char *why = nullptr;
-	switch (choose_flush_method(capabilities_of(conn), dst, type, &why)) {
-	case RPMA_FLUSH_METHOD_READ_AFTER_WRITE:
-		return flush_read_after_write(conn, dst, dst_offset, len, send_flags, op_context);
-	case RPMA_FLUSH_METHOD_GPSPM:
-		return gpspm_flush(conn, dst, dst_offset, len, send_flags, op_context);
-	default:
-		RPMA_LOG_ERROR("%s", why);
-		return RPMA_E_NOSUPP;
+	prepared_wr p;
+	int ret = flush_prepare(conn, dst, dst_offset, len, type, send_flags, op_context, &p);
+	if (ret)
+		return ret;
+	ret = conn->post_send(&p.wr);
+	if (ret)
+		flush_unprepare(conn, &p);
+	return ret;
+}
+
+int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int count, int *failed)
+{
+	if (failed)
+		*failed = -1;
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(ops != nullptr);
+	RPMA_CHECK_ARG(count >= 1 && count <= RPMA_BATCH_MAX);
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+
+	/* every element is checked and built before anything is posted */
+	prepared_wr batch[RPMA_BATCH_MAX];
+	for (int i = 0; i < count; i++) {
+		int ret = batch_prepare(conn, ops[i], &batch[i]);
+		if (ret) {
+			RPMA_LOG_ERROR("element %d of the batch refused: nothing posted", i);
+			for (int j = 0; j < i; j++)
+				flush_unprepare(conn, &batch[j]);
+			if (failed)
+				*failed = i;
+			return ret;
+		}
+		if (i)
+			batch[i - 1].wr.next = &batch[i].wr;
 	}
+
+	/* one chain, one doorbell */
+	ibv_send_wr *bad_wr = nullptr;
+	int ret = verbs::post_send(conn->id->qp, &batch[0].wr, &bad_wr);
+	if (ret == 0)
+		return 0;
+	int first_unposted = 0;
+	for (int i = 0; i < count; i++) {
+		if (&batch[i].wr == bad_wr) {
+			first_unposted = i;
+			break;
+		}
+	}
+	for (int i = first_unposted; i < count; i++)
+		flush_unprepare(conn, &batch[i]);
+	if (failed)
+		*failed = first_unposted;
+	return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
 }
 
 int rpma_conn_get_flush_method(const struct rpma_conn *conn, const struct rpma_mr_remote *dst,

@@ -187,8 +187,9 @@ rpma_flush_method choose_flush_method(const flush_capabilities &caps, const rpma
 	return RPMA_FLUSH_METHOD_NONE;
 }
 
-int flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-			   unsigned send_flags, const void *op_context)
+int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset,
+				   size_t len, unsigned send_flags, const void *op_context,
+				   prepared_wr *p)
 {
 	/*
 	 * A few bytes are enough to order the read behind the writes; they are
@@ -209,36 +210,71 @@ int flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t of
 		read_len = dst->size - read_offset;
 
 	conn_flush *flush = conn->flush;
-	ibv_sge sge{};
-	sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
-	sge.length = static_cast<uint32_t>(read_len);
-	sge.lkey = flush->sink_mr->lkey;
+	p->sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
+	p->sge.length = static_cast<uint32_t>(read_len);
+	p->sge.lkey = flush->sink_mr->lkey;
 
-	ibv_send_wr wr{};
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_READ;
-	wr.wr.rdma.remote_addr = dst->raddr + read_offset;
-	wr.wr.rdma.rkey = dst->rkey;
+	p->wr = ibv_send_wr{};
+	p->wr.sg_list = &p->sge;
+	p->wr.num_sge = 1;
+	p->wr.opcode = IBV_WR_RDMA_READ;
+	p->wr.wr.rdma.remote_addr = dst->raddr + read_offset;
+	p->wr.wr.rdma.rkey = dst->rkey;
+	p->slot = nullptr;
 
 	if (!(send_flags & IBV_SEND_SIGNALED)) {
 		/* an error completion shows the context: that is all it needs */
-		wr.wr_id = wr_id_of(op_context);
-		return conn->post_send(&wr);
+		p->wr.wr_id = wr_id_of(op_context);
+		return 0;
 	}
 
-	flush_slot *slot = flush->claim(op_context, true, 0);
-	if (slot == nullptr) {
+	p->slot = flush->claim(op_context, true, 0);
+	if (p->slot == nullptr) {
 		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "
 			       "and CQ can hold");
 		return RPMA_E_NOMEM;
 	}
-	wr.wr_id = flush->wr_id_of(slot);
-	wr.send_flags = IBV_SEND_SIGNALED;
-	int ret = conn->post_send(&wr);
-	if (ret)
-		flush->release(slot);
-	return ret;
+	p->wr.wr_id = flush->wr_id_of(p->slot);
+	p->wr.send_flags = IBV_SEND_SIGNALED;
+	return 0;
+}
+
+/* What the connection knows for choosing a flush method. */
+flush_capabilities capabilities_of(const rpma_conn *conn)
+{
+	flush_capabilities caps;
+	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
+	caps.gpspm = conn->flush->gpspm != nullptr &&
+		     conn->flush->gpspm->max_in_flight.load(std::memory_order_relaxed) != 0;
+	caps.native = false;
+	return caps;
+}
+
+int flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+		  rpma_flush_type type, unsigned send_flags, const void *op_context, prepared_wr *p)
+{
+	const char *why = nullptr;
+	switch (choose_flush_method(capabilities_of(conn), dst, type, &why)) {
+	case RPMA_FLUSH_METHOD_READ_AFTER_WRITE:
+		return flush_read_after_write_prepare(conn, dst, offset, len, send_flags,
+						      op_context, p);
+	case RPMA_FLUSH_METHOD_GPSPM:
+		return gpspm_flush_prepare(conn, dst, offset, len, send_flags, op_context, p);
+	default:
+		RPMA_LOG_ERROR("%s", why);
+		return RPMA_E_NOSUPP;
+	}
+}
+
+void flush_unprepare(rpma_conn *conn, prepared_wr *p)
+{
+	if (p->slot == nullptr)
+		return;
+	conn_flush *flush = conn->flush;
+	if ((p->slot->state.load(std::memory_order_relaxed) & FLUSH_SLOT_GPSPM) && flush->gpspm)
+		flush->gpspm->in_flight.fetch_sub(1, std::memory_order_relaxed);
+	flush->release(p->slot);
+	p->slot = nullptr;
 }
 
 } /* namespace rpma */

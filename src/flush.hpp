@@ -164,15 +164,45 @@ rpma_flush_method choose_flush_method(const flush_capabilities &caps, const rpma
 /* The flush methods the region offers (METHOD_* bits). */
 uint8_t remote_flush_methods(const rpma_mr_remote *mr);
 
+/* What conn knows for choosing a flush method. */
+flush_capabilities capabilities_of(const rpma_conn *conn);
+
 /*
- * Posts the read-after-write flush: an RDMA read from the flushed range
- * cannot complete before the writes posted ahead of it on the same queue
- * pair have been placed in the target's memory. Where writes land in the
- * persistent domain (the target declared direct write to PMem) that makes
- * them persistent; otherwise visible to the target's CPU.
+ * A work request made ready to post, with what it points to: what the
+ * posting calls build on their stack, one per element of a batch. No
+ * constructor: a batch's array is not cleared as a whole; the prepare
+ * functions fill every field they use.
  */
-int flush_read_after_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-			   unsigned send_flags, const void *op_context);
+constexpr size_t PREPARED_MSG_MAX = 32; /* the inline bytes of a GPSPM request */
+struct prepared_wr {
+	ibv_send_wr wr;
+	ibv_sge sge;
+	flush_slot *slot; /* the flush slot it holds, or NULL */
+	uint8_t msg[PREPARED_MSG_MAX];
+};
+
+/*
+ * Makes a flush of [offset, offset + len) of dst ready to post by the method
+ * the connection agreed for type: claims its slot (and for GPSPM its place
+ * in the flow control). RPMA_E_NOSUPP when no method carries it.
+ */
+int flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+		  rpma_flush_type type, unsigned send_flags, const void *op_context,
+		  prepared_wr *p);
+
+/* Gives back what a prepared work request holds, when it was not posted. */
+void flush_unprepare(rpma_conn *conn, prepared_wr *p);
+
+/*
+ * The read-after-write flush: an RDMA read from the flushed range cannot
+ * complete before the writes posted ahead of it on the same queue pair have
+ * been placed in the target's memory. Where writes land in the persistent
+ * domain (the target declared direct write to PMem) that makes them
+ * persistent; otherwise visible to the target's CPU.
+ */
+int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset,
+				   size_t len, unsigned send_flags, const void *op_context,
+				   prepared_wr *p);
 
 } /* namespace rpma */
 

@@ -67,21 +67,31 @@ int post_receive(gpspm_engine *g, uint32_t index)
 }
 
 /* a message of len bytes, sent inline: the library keeps no send buffer */
-int post_message(gpspm_engine *g, const uint8_t *msg, uint32_t len, uint64_t wr_id)
+void prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
+		     ibv_sge *sge)
 {
-	ibv_sge sge{};
-	sge.addr = reinterpret_cast<uintptr_t>(msg);
-	sge.length = len;
-	ibv_send_wr wr{};
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
+	*sge = ibv_sge{};
+	sge->addr = reinterpret_cast<uintptr_t>(msg);
+	sge->length = len;
+	*wr = ibv_send_wr{};
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_SEND;
 	/*
 	 * Signaled: the send queue reclaims its entries only at completions,
 	 * and a GPSPM connection may carry nothing else that is signaled.
+	 * Inline: the bytes are copied at the post, so they may live on the
+	 * poster's stack.
 	 */
-	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	wr->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+}
+
+int post_message(gpspm_engine *g, const uint8_t *msg, uint32_t len, uint64_t wr_id)
+{
+	ibv_sge sge;
+	ibv_send_wr wr;
+	prepare_message(msg, len, wr_id, &wr, &sge);
 	ibv_send_wr *bad_wr;
 	int ret = verbs::post_send(g->qp, &wr, &bad_wr);
 	if (ret)
@@ -460,9 +470,10 @@ int gpspm_take_pending(gpspm_engine *g, ibv_wc *wc, int n)
 	return static_cast<int>(taken);
 }
 
-int gpspm_flush(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-		unsigned send_flags, const void *op_context)
+int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+			unsigned send_flags, const void *op_context, prepared_wr *p)
 {
+	static_assert(GPSPM_REQUEST_SIZE <= PREPARED_MSG_MAX, "a request fits a prepared_wr");
 	conn_flush *flush = conn->flush;
 	gpspm_engine *g = flush->gpspm;
 
@@ -482,18 +493,15 @@ int gpspm_flush(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_
 	}
 	const uint32_t seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
 	slot->seq = seq;
+	p->slot = slot;
 
-	uint8_t msg[GPSPM_REQUEST_SIZE];
+	uint8_t *msg = p->msg;
 	put_header(msg, GPSPM_REQUEST, static_cast<uint32_t>(slot - flush->slots), seq);
 	wire::put_le32(msg + 12, dst->rkey);
 	wire::put_le64(msg + 16, dst->raddr + offset);
 	wire::put_le64(msg + 24, len);
-	int ret = post_message(g, msg, sizeof(msg), flush->wr_id_of(slot));
-	if (ret) {
-		flush->release(slot);
-		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-	}
-	return ret;
+	prepare_message(msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(slot), &p->wr, &p->sge);
+	return 0;
 }
 
 namespace

@@ -29,6 +29,8 @@
 
 #include <librpma.h>
 
+#include "flush.hpp"
+
 struct rpma_conn;
 struct rpma_conn_cfg;
 struct rpma_cq;
@@ -189,9 +191,13 @@ bool gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, co
 /* Takes up to n made-up completions; the number taken. */
 int gpspm_take_pending(gpspm_engine *g, ibv_wc *wc, int n);
 
-/* Posts a GPSPM flush of [offset, offset + len) of dst. */
-int gpspm_flush(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-		unsigned send_flags, const void *op_context);
+/*
+ * Makes a GPSPM flush of [offset, offset + len) of dst ready to post: its
+ * place in the flow control (RPMA_E_AGAIN when the target's receives are
+ * all taken), its slot, and its request, an inline send.
+ */
+int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+			unsigned send_flags, const void *op_context, prepared_wr *p);
 
 } /* namespace rpma */
 

@@ -352,6 +352,9 @@ int fail_ret(int err) /* ibv_* calls returning the errno (-1 when there is none)
  * providers do, or negated with errno left alone as siw does.
  */
 bool negative_post_errors;
+/* fake_verbs_fail_send_at: the chain element the next post_send fails at */
+int send_fail_index = -1;
+int send_fail_err;
 
 int post_fail_ret(int err)
 {
@@ -552,6 +555,7 @@ void reset_locked()
 {
 	state &s = st();
 	negative_post_errors = false;
+	send_fail_index = -1;
 
 	/* free what the library left behind, in an order that is always safe */
 	std::vector<std::pair<void *, kind>> objs(s.live.begin(), s.live.end());
@@ -1100,7 +1104,15 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 		return fail_ret(EINVAL);
 	}
 	auto *q = as<fake_qp>(qp);
-	for (ibv_send_wr *w = wr; w; w = w->next) {
+	const int fail_at = send_fail_index;
+	send_fail_index = -1;
+	int index = 0;
+	for (ibv_send_wr *w = wr; w; w = w->next, index++) {
+		if (index == fail_at) {
+			/* the elements before it are posted, as a provider does */
+			*bad_wr = w;
+			return post_fail_ret(send_fail_err);
+		}
 		if (w->num_sge < 0 || (w->num_sge > 0 && !w->sg_list) ||
 		    (uint32_t)w->num_sge >
 			(q->attr.cap.max_send_sge ? q->attr.cap.max_send_sge : 1)) {
@@ -1838,6 +1850,13 @@ void fake_verbs_set_native_atomic_write(bool supported)
 {
 	guard g(st().lock);
 	st().atomic_write = supported;
+}
+
+void fake_verbs_fail_send_at(int index, int err)
+{
+	guard g(st().lock);
+	send_fail_index = index;
+	send_fail_err = err;
 }
 
 void fake_verbs_set_negative_post_errors(bool negative)

@@ -226,6 +226,12 @@ void fake_verbs_set_native_flush(bool supported);
 void fake_verbs_set_negative_post_errors(bool negative);
 
 /*
+ * The next post_send fails with err at element index of its chain: the
+ * elements before it are recorded (posted), *bad_wr names that element.
+ */
+void fake_verbs_fail_send_at(int index, int err);
+
+/*
  * device_cap_flags_ex bits the fake reports (kernel uapi values; rdma-core
  * of the build may not have names for them yet).
  */
