@@ -1357,6 +1357,15 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	{
 		return detail::fetch(&rpma_conn_next_event, ptr_);
 	}
+	/*
+	 * Extension: whether the connection is still up; false for good once
+	 * the library has seen it closed or lost. Never blocks; the events it
+	 * takes stay for next_event(). For programs that only poll their CQs.
+	 */
+	result<bool> is_up() noexcept
+	{
+		return detail::fetch(&rpma_conn_is_up, ptr_);
+	}
 
 	/* the peer's private data (untrusted), valid while the connection lives */
 	result<span<const std::byte>> get_private_data() const &noexcept

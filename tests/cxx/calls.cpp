@@ -360,6 +360,37 @@ void events_and_private_data()
 	CHECK(fx.conn.get_compl_fd().error() == rpma::errc::not_shared_chnl);
 }
 
+/* is_up() answers from the events, and leaves them to next_event() */
+void is_up_follows_the_events()
+{
+	fixture fx;
+	CHECK(fx.open());
+	auto up = fx.conn.is_up();
+	CHECK(up.has_value() && *up);
+
+	fake_verbs_push_cm_event(fx.id->channel, RDMA_CM_EVENT_ESTABLISHED, fx.id, nullptr, 0);
+	up = fx.conn.is_up();
+	CHECK(up.has_value() && *up);
+	CHECK(!fake_verbs_qp_in_error(fx.id->qp));
+
+	fake_verbs_push_cm_event(fx.id->channel, RDMA_CM_EVENT_DISCONNECTED, fx.id, nullptr, 0);
+	up = fx.conn.is_up();
+	CHECK(up.has_value() && !*up);
+	/* what is still posted completes, flushed */
+	CHECK(fake_verbs_qp_in_error(fx.id->qp));
+
+	/* the events it took come out in order, and the connection stays down */
+	auto ev = fx.conn.next_event();
+	CHECK(ev && *ev == RPMA_CONN_ESTABLISHED);
+	ev = fx.conn.next_event();
+	CHECK(ev && *ev == RPMA_CONN_CLOSED);
+	CHECK(fx.conn.next_event().error() == rpma::errc::no_event);
+	CHECK(!fx.conn.is_up().value_or(true));
+
+	rpma::conn no_conn;
+	CHECK(no_conn.is_up().error() == rpma::errc::inval);
+}
+
 void descriptors_round_trip()
 {
 	auto peer = rpma::peer::create(fake_verbs_context());
@@ -653,6 +684,7 @@ int main()
 		TEST_CASE(receive_cq_views),
 		TEST_CASE(shared_channel_wait),
 		TEST_CASE(events_and_private_data),
+		TEST_CASE(is_up_follows_the_events),
 		TEST_CASE(descriptors_round_trip),
 		TEST_CASE(configurations_round_trip),
 		TEST_CASE(versioned_descriptors_and_gpspm_cfg),

@@ -393,6 +393,7 @@ int instantiate_everything(ibv_context *ctx)
 	rpma::conn &cn = *conn;
 	bad += !cn.get_event_fd();
 	bad += cn.next_event().value_or(RPMA_CONN_UNDEFINED) != RPMA_CONN_ESTABLISHED;
+	bad += !cn.is_up().value_or(false);
 	bad += cn.get_private_data().value().empty();
 	bad += !cn.apply_remote_peer_cfg(*pcfg2);
 	bad += !cn.get_qp_num();
