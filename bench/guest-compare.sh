@@ -142,6 +142,7 @@ run_config() { # ROUND CONFIG
 		ours-event) tool ours "$ours" "$bench/rpma-bench" "${common[@]}" --wait event ;;
 		ours-ng-poll) tool ours "$ours" "$bench/rpma-bench-ng" "${common[@]}" --wait poll-completion ;;
 		ours-ng-wait) tool ours "$ours" "$bench/rpma-bench-ng" "${common[@]}" --wait completion ;;
+		ours-untimed) tool ours "$ours" "$bench/rpma-bench" "${common[@]}" --wait event --untimed ;;
 		esac
 	} >"$f" 2>&1 || rc=1
 	case "$2" in
@@ -225,7 +226,7 @@ perftest_all() {
 
 # the rounds ------------------------------------------------------------------
 configs=(perftest librpma ours)
-[ "$profile" = check ] && configs=(ours ours-event ours-ng-poll ours-ng-wait)
+[ "$profile" = check ] && configs=(ours ours-event ours-ng-poll ours-ng-wait ours-untimed)
 [ $have_batch = 1 ] && configs+=(ours-batch)
 note "configurations: ${configs[*]}; $rounds round(s), profile $profile"
 n=${#configs[@]}
@@ -250,7 +251,7 @@ cg_run() { # NAME LIBDIR BINARY OPS [ARGS...]
 	local spid=$!
 	settle $port || { kill $spid; wait $spid; return 1; }
 	LD_LIBRARY_PATH=$libdir timeout 600 valgrind --tool=callgrind --callgrind-out-file="$f.out" \
-		"$bin" client --addr "$addr" --port $port --seconds 0 --iters "$ops" "$@" \
+		"$bin" client --addr "$addr" --port $port --untimed --iters "$ops" "$@" \
 		>"$f.txt" 2>"$f.valgrind.txt"
 	local crc=$?
 	wait $spid

@@ -18,7 +18,8 @@ baseline= are the medians of the values themselves.
 
 --check: the bench suite's test. Every configuration named must have run
 every mode at the sizes of guest-compare.sh's `check` profile, with
-numbers that parse and make sense; exits 1 otherwise.
+numbers that parse and make sense (a configuration named *-untimed: the
+exact number of operations); exits 1 otherwise.
 """
 
 import csv
@@ -117,6 +118,9 @@ def check(outdir, configs):
                     vals = [num(f.get(k)) for k in ("mb_s", "seconds", "writes_s")]
                     if None in vals or min(vals) <= 0 or num(f.get("batches")) != 5:
                         bad.append(f"{config}: bad {mode} {size}: {f}")
+                elif config.endswith("-untimed"):
+                    if f.get("untimed") != "1" or num(f.get("iters")) != 5:
+                        bad.append(f"{config}: bad {mode} {size}: {f}")
                 else:
                     vals = [num(f.get(k)) for k in LAT_FIELDS]
                     if None in vals or min(vals) <= 0 or num(f.get("iters")) != 5:
@@ -139,7 +143,7 @@ def check(outdir, configs):
 def cg_functions(path):
     """{(object, function): Ir} of a callgrind output, exclusive costs."""
     out = subprocess.run(
-        ["callgrind_annotate", "--inclusive=no", "--threshold=100", path],
+        ["callgrind_annotate", "--inclusive=no", "--threshold=100", "--auto=no", path],
         capture_output=True, text=True, check=True).stdout
     costs = defaultdict(int)
     last_obj = {}
@@ -150,6 +154,8 @@ def cg_functions(path):
             continue
         if not started:
             continue
+        if not line.strip():
+            break  # the end of the function list
         m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*?)(?:\s+\[(.*)\])?$", line)
         if not m:
             continue
@@ -238,7 +244,7 @@ def main(outdir):
         if "p50_us" in fl:
             value[key][rnd] = float(fl["p50_us"])
             p99[key][rnd] = float(fl["p99_us"])
-        else:
+        elif "mb_s" in fl:
             value[key][rnd] = float(fl["mb_s"])
 
     def med(key, table=value):

@@ -102,6 +102,7 @@ struct options {
 	int flushes_in_flight;
 	enum wait_kind wait;
 	enum post_kind post;
+	bool untimed; /* latency modes: exactly iters operations, no clock, no statistics */
 };
 
 static struct options opt = {
@@ -455,6 +456,14 @@ static void run_latency(struct client *cl, enum mode m, size_t size)
 					    now_s() - warm < opt.seconds * WARMUP_SHARE);
 	     i++)
 		one(cl, size);
+	if (opt.untimed) {
+		/* nothing but the operations, for instruction counts */
+		for (long i = 0; i < opt.iters; i++)
+			one(cl, size);
+		printf("result mode=%s size=%zu iters=%ld untimed=1\n", mode_names[m], size,
+		       opt.iters);
+		return;
+	}
 	long n = 0;
 	double start = now_s(), t0 = start;
 	while (more(n, start)) {
@@ -774,6 +783,8 @@ static void usage(int status)
 	    "  --seconds T          time budget per size, 0: exactly --iters (1)\n"
 	    "  --min-iters N        at least N, whatever the time (20)\n"
 	    "  --warmup N           unmeasured operations before each size (20)\n"
+	    "  --untimed            exactly --iters operations (write-tput: batches), no clock\n"
+	    "                       and no statistics per operation (for instruction counts)\n"
 	    "  --wait poll|event"
 #ifdef RPMA_BENCH_NG
 	    "|poll-completion|completion"
@@ -892,6 +903,10 @@ int main(int argc, char *argv[])
 		const char *o = argv[i];
 		if (strcmp(o, "--help") == 0)
 			usage(0);
+		if (strcmp(o, "--untimed") == 0) {
+			opt.untimed = true;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage(2);
 		const char *v = argv[++i];
@@ -946,6 +961,8 @@ int main(int argc, char *argv[])
 			fail("messages of at most %u bytes", MSG_MAX);
 	if (opt.min_iters > opt.iters)
 		opt.min_iters = opt.iters;
+	if (opt.untimed)
+		opt.seconds = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	print_library();
