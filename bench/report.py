@@ -385,7 +385,7 @@ def main(outdir):
         for name, d in cg.items():
             what = "persistent write (64 B)" if "write64" in name else "batch of 16 x 4 KiB + flush"
             objs = ", ".join(f"{o} {v:.0f}" for o, v in
-                             sorted(d["per_obj"].items(), key=lambda x: -x[1]) if abs(v) >= 1)
+                             sorted(d["per_obj"].items(), key=lambda x: -x[1]) if abs(v) >= 5)
             md.append(f"| {name} | {what} | {d['per_op']:.0f} | {d['empty_polls_per_op']:.2f} "
                       f"| {d['waits_per_op']:.2f} | {objs} |")
         md.append("")
@@ -432,27 +432,31 @@ def plot(outdir, value, med):
             ("ours-batch", "write-lat", "ours (one doorbell): persistent write"),
             ("librpma", "read-lat", "librpma: read"),
             ("ours", "read-lat", "ours: read"),
-            ("perftest", "perftest-read-lat", "ib\\_read\\_lat"),
-            ("perftest", "perftest-write-lat", "ib\\_write\\_lat (one-way)"),
+            ("perftest", "perftest-read-lat", "ib_read_lat"),
+            ("perftest", "perftest-write-lat", "ib_write_lat (one-way)"),
         ],
         "throughput": [
             ("librpma", "write-tput", "librpma"),
             ("ours", "write-tput", "ours (1.x calls)"),
             ("ours-batch", "write-tput", "ours (one doorbell)"),
-            ("perftest", "perftest-write-bw", "ib\\_write\\_bw (64 outstanding)"),
+            ("perftest", "perftest-write-bw", "ib_write_bw (64 writes outstanding)"),
         ],
     }
+    datadir = os.path.join(outdir, "plot-data")
+    os.makedirs(datadir, exist_ok=True)
     for kind, ss in series.items():
         plots = []
+        sizes = set()
         for i, (config, mode, title) in enumerate(ss):
             pts = sorted((s, med((c, m, s))) for (c, m, s) in value if c == config and m == mode)
             if not pts:
                 continue
-            dat = os.path.join(outdir, f"{kind}-{i}.dat")
+            sizes |= {s for s, _ in pts}
+            dat = os.path.join(datadir, f"{kind}-{i}.dat")
             with open(dat, "w") as f:
                 for s, v in pts:
                     f.write(f"{s} {v}\n")
-            plots.append(f"'{dat}' using 1:2 with linespoints title \"{title}\"")
+            plots.append(f"'{dat}' using 1:2 with linespoints pt {i + 1} title \"{title}\"")
         if not plots:
             continue
         ylabel = "p50 latency [us]" if kind == "latency" else "MB/s (10^6 bytes)"
@@ -461,12 +465,12 @@ set terminal svg size 720,440 dynamic font "sans,11"
 set output '{os.path.join(outdir, kind + ".svg")}'
 set logscale x 2
 {"set logscale y 10" if kind == "latency" else "set yrange [0:*]"}
-set format x "%.0b%B"
+set xtics ({", ".join(f'"{size_name(s)}" {s}' for s in sorted(sizes))})
 set xlabel "operation size [bytes]"
-set ylabel "{ylabel}"
-set key top left
+set ylabel noenhanced "{ylabel}"
+set key {"top left" if kind == "latency" else "bottom right"} noenhanced box opaque
 set grid
-set title "{"latency by size" if kind == "latency" else "pipelined persistent writes: throughput by size"} (soft RoCE under TCG: compare ratios only)"
+set title noenhanced "{"latency by size" if kind == "latency" else "pipelined persistent writes: throughput by size"} (soft RoCE under TCG: compare ratios only)"
 plot {", ".join(plots)}
 """
         subprocess.run([gnuplot], input=script, text=True, check=True)
