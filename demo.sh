@@ -10,7 +10,7 @@
 #   3. prepares the test VM (tests/vm/setup.sh: kernel, initramfs, siw.ko) --
 #      this machine's kernel need not have RDMA, the VM runs Debian's own
 #      kernel with soft RoCE (rxe) or soft iWARP (siw);
-#   4. runs examples/01-write-flush in the VM: the server maps emulated
+#   4. runs examples/04-write-flush in the VM: the server maps emulated
 #      persistent memory (device DAX, /dev/dax0.0) with libpmem2, the client
 #      writes MESSAGE into it with rpma_write() and makes it persistent with
 #      rpma_flush(); both outputs are shown. A second server then starts on
@@ -73,8 +73,8 @@ ninja -C "$builddir" -j2 >/tmp/rpma-demo-ninja.log 2>&1 || {
 	grep -E -A5 'error|FAILED' /tmp/rpma-demo-ninja.log | head -n 40 >&2
 	fail "the build failed; the whole log: /tmp/rpma-demo-ninja.log"
 }
-server=$builddir/examples/01-write-flush/server
-client=$builddir/examples/01-write-flush/client
+server=$builddir/examples/04-write-flush/server
+client=$builddir/examples/04-write-flush/client
 [ -x "$server" ] && [ -x "$client" ] ||
 	fail "$server was not built (is libpmem2-dev installed? reconfigure: meson setup --reconfigure $builddir)"
 info "built in $(($(date +%s) - t)) s"
@@ -95,7 +95,7 @@ else
 fi
 
 # --- 4. the example -----------------------------------------------------------
-step "running examples/01-write-flush over $provider with persistent memory"
+step "running examples/04-write-flush over $provider with persistent memory"
 info "the VM boots in a few seconds, then the server and the client run in it"
 first="$message"
 second="A second message, for the restarted server"
@@ -104,10 +104,10 @@ second="A second message, for the restarted server"
 		set -e
 		ex=$1 server=$2 client=$3
 		echo "#### run 1: the client replicates its message into the server'"'"'s pmem"
-		"$ex" 01-write-flush "$server" "$client" "$4"
+		"$ex" 04-write-flush "$server" "$client" "$4"
 		echo
 		echo "#### run 2: a new server on the same pmem finds the first message"
-		"$ex" 01-write-flush "$server" "$client" "$5"
+		"$ex" 04-write-flush "$server" "$client" "$5"
 	' demo "$top/examples/run-example.sh" "$server" "$client" "$first" "$second"
 rc=$?
 echo

@@ -7,10 +7,10 @@
 # $RPMA_TEST_ADDR and shows both outputs. Meant to run where there is RDMA,
 # e.g. in the test VM:
 #   tests/vm/run-in-vm.sh BUILDDIR --pmem -- examples/run-example.sh \
-#       01-write-flush BUILDDIR/examples/01-write-flush/{server,client}
+#       04-write-flush BUILDDIR/examples/04-write-flush/{server,client}
 #
 # EXAMPLE is the example's directory name; it decides the server's
-# arguments: 01-write-flush gets $RPMA_EXAMPLE_PMEM when set, else
+# arguments: 04-write-flush gets $RPMA_EXAMPLE_PMEM when set, else
 # $RPMA_TEST_PMEM (the device DAX set up by run-in-vm.sh --pmem), else a
 # temporary regular file. Passes (exit 0) when
 # both programs succeed and the server printed the client's message.
@@ -33,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 
 case "$example" in
-01-write-flush)
+04-write-flush)
 	pmem=${RPMA_EXAMPLE_PMEM:-${RPMA_TEST_PMEM:-$work/pmem-file}}
 	server_args=("$addr" "$port" "$pmem")
 	;;

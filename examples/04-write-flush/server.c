@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * server.c -- 01-write-flush: the target of a persistent replication
+ * server.c -- 04-write-flush: the target of a persistent write
  *
- * usage: server [--direct-write-to-pmem] <addr> <port> <pmem-path>
+ * usage: server [--direct-write-to-pmem] <addr> <port> [<pmem-path>]
  *
  * The server maps persistent memory with libpmem2 -- a device DAX such as
  * /dev/dax0.0, a file on a DAX file system, or any regular file as a
  * fallback (created when missing) -- and registers its first bytes for
- * remote writes and flushes. Its answer to the client's connection request
- * carries the region's descriptor and the server's peer configuration in
- * the connection's private data; the client writes a message there and
- * flushes it to persistence. When the client disconnects, the server
- * prints the message.
+ * remote writes and flushes. Without a path it uses DRAM, which no flush
+ * makes persistent. Its answer to the client's connection request carries
+ * the region's descriptor and the server's peer configuration in the
+ * connection's private data; the client writes a message there and
+ * flushes it. When the client disconnects, the server prints the message.
  *
- * Whatever the memory holds when the server starts is shown first, so
- * running the server again on the same file shows that the previous
+ * Whatever the pmem holds when the server starts is shown first, so
+ * running the server again on the same path shows that the previous
  * message survived.
  */
 
@@ -88,23 +88,24 @@ int main(int argc, char *argv[])
 {
 	bool declared_direct_write = false;
 
-	if (argc == 5 && strcmp(argv[1], "--direct-write-to-pmem") == 0) {
+	if (argc >= 2 && strcmp(argv[1], "--direct-write-to-pmem") == 0) {
 		declared_direct_write = true;
 		argc--;
 		argv++;
 	}
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s [--direct-write-to-pmem] <addr> <port> <pmem-path>\n",
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s [--direct-write-to-pmem] <addr> <port> [<pmem-path>]\n",
 			argv[0]);
 		return 2;
 	}
 	const char *addr = argv[1];
 	const char *port = argv[2];
-	const char *path = argv[3];
+	const char *path = argc == 4 ? argv[3] : NULL;
 
 	int status = 1;
 	int ret;
-	int fd;
+	int fd = -1;
+	char *dram = NULL;
 	struct pmem2_config *pcfg2 = NULL;
 	struct pmem2_source *src = NULL;
 	struct pmem2_map *map = NULL;
@@ -117,32 +118,48 @@ int main(int argc, char *argv[])
 	struct rpma_conn *conn = NULL;
 	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
 
-	/* 1. map the persistent memory */
-	fd = open_pmem(path);
-	if (fd < 0)
-		return 1;
-	/*
-	 * PAGE is the weakest store granularity: any mapping satisfies it, so a
-	 * regular file works too. What the mapping really offers is asked below.
-	 */
-	if (pmem2_config_new(&pcfg2) ||
-	    pmem2_config_set_required_store_granularity(pcfg2, PMEM2_GRANULARITY_PAGE) ||
-	    pmem2_source_from_fd(&src, fd) || pmem2_map_new(&map, pcfg2, src)) {
-		fprintf(stderr, "server: cannot map %s: %s\n", path, pmem2_errormsg());
-		goto out_pmem;
-	}
+	/* 1. map the persistent memory, or take DRAM */
+	char *area;
+	size_t map_size;
+	enum pmem2_granularity gran;
+	pmem2_persist_fn persist = NULL;
 
-	char *area = pmem2_map_get_address(map);
-	size_t map_size = pmem2_map_get_size(map);
-	enum pmem2_granularity gran = pmem2_map_get_store_granularity(map);
-	pmem2_persist_fn persist = pmem2_get_persist_fn(map);
-
-	if (map_size < MSG_AREA_SIZE) {
-		fprintf(stderr, "server: %s is too small (%zu bytes)\n", path, map_size);
-		goto out_pmem;
+	if (path) {
+		fd = open_pmem(path);
+		if (fd < 0)
+			return 1;
+		/*
+		 * PAGE is the weakest store granularity: any mapping satisfies it,
+		 * so a regular file works too. What the mapping really offers is
+		 * asked below.
+		 */
+		if (pmem2_config_new(&pcfg2) ||
+		    pmem2_config_set_required_store_granularity(pcfg2, PMEM2_GRANULARITY_PAGE) ||
+		    pmem2_source_from_fd(&src, fd) || pmem2_map_new(&map, pcfg2, src)) {
+			fprintf(stderr, "server: cannot map %s: %s\n", path, pmem2_errormsg());
+			goto out_pmem;
+		}
+		area = pmem2_map_get_address(map);
+		map_size = pmem2_map_get_size(map);
+		gran = pmem2_map_get_store_granularity(map);
+		persist = pmem2_get_persist_fn(map);
+		if (map_size < MSG_AREA_SIZE) {
+			fprintf(stderr, "server: %s is too small (%zu bytes)\n", path, map_size);
+			goto out_pmem;
+		}
+		printf("server: mapped %s: %zu MiB, store granularity: %s\n", path, map_size >> 20,
+		       granularity_name(gran));
+	} else {
+		dram = aligned_alloc((size_t)sysconf(_SC_PAGESIZE), MSG_AREA_SIZE);
+		if (!dram) {
+			fprintf(stderr, "server: out of memory\n");
+			return 1;
+		}
+		memset(dram, 0, MSG_AREA_SIZE);
+		area = dram;
+		gran = PMEM2_GRANULARITY_PAGE;
+		printf("server: no pmem path given: using DRAM, which nothing makes persistent\n");
 	}
-	printf("server: mapped %s: %zu MiB, store granularity: %s\n", path, map_size >> 20,
-	       granularity_name(gran));
 
 	/*
 	 * Direct write to pmem means: once the RDMA NIC has placed incoming data
@@ -160,25 +177,32 @@ int main(int argc, char *argv[])
 	 *    says so with --direct-write-to-pmem;
 	 *  - page granularity is the page cache of an ordinary file: durable
 	 *    only after msync (pmem2's persist function).
-	 * Without the declaration the server offers visibility flushes only,
-	 * and persists the message itself once the client has gone.
+	 * The server declares it only when the person running it says so,
+	 * even on byte granularity, where it only suggests it. Without the
+	 * declaration the server offers visibility flushes only, and persists
+	 * the message itself once the client has gone.
 	 */
-	bool direct_write = gran == PMEM2_GRANULARITY_BYTE ||
-			    (declared_direct_write && gran != PMEM2_GRANULARITY_PAGE);
+	bool direct_write = declared_direct_write && gran != PMEM2_GRANULARITY_PAGE;
 
 	if (declared_direct_write && gran == PMEM2_GRANULARITY_PAGE)
 		printf("server: %s is not persistent memory: --direct-write-to-pmem ignored\n",
-		       path);
+		       path ? path : "DRAM");
+	if (!declared_direct_write && gran == PMEM2_GRANULARITY_BYTE)
+		printf("server: the CPU caches are persistent here (eADR): "
+		       "--direct-write-to-pmem would hold\n");
 	printf("server: guarantee offered to the client: %s\n",
 	       direct_write ? "persistence (direct write to pmem)"
-			    : "visibility only (the server persists the message itself)");
+	       : persist    ? "visibility only (the server persists the message itself)"
+			    : "visibility only (DRAM: the message is lost when the server ends)");
 
-	if (holds_message(area))
-		printf("server: the memory already holds a message: \"%s\"\n", area);
-	else
-		printf("server: the memory holds no message yet\n");
-	memset(area, 0, MSG_AREA_SIZE);
-	persist(area, MSG_AREA_SIZE);
+	if (path) {
+		if (holds_message(area))
+			printf("server: the memory already holds a message: \"%s\"\n", area);
+		else
+			printf("server: the memory holds no message yet\n");
+		memset(area, 0, MSG_AREA_SIZE);
+		persist(area, MSG_AREA_SIZE);
+	}
 
 	/* 2. the RDMA device that serves addr, and its protection domain */
 	ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx);
@@ -273,7 +297,8 @@ int main(int argc, char *argv[])
 		goto out_conn;
 	}
 	if (event != RPMA_CONN_ESTABLISHED) {
-		fprintf(stderr, "server: unexpected event: %s\n", rpma_utils_conn_event_2str(event));
+		fprintf(stderr, "server: unexpected event: %s\n",
+			rpma_utils_conn_event_2str(event));
 		goto out_conn;
 	}
 	printf("server: client connected\n");
@@ -292,9 +317,10 @@ int main(int argc, char *argv[])
 		printf("server: client disconnected\n");
 
 	/* 7. make sure the message is durable whatever the memory, and show it */
-	persist(area, MSG_AREA_SIZE);
+	if (persist)
+		persist(area, MSG_AREA_SIZE);
 	if (holds_message(area)) {
-		printf("server: received and persisted: \"%s\"\n", area);
+		printf("server: received%s: \"%s\"\n", persist ? " and persisted" : "", area);
 		status = 0;
 	} else {
 		printf("server: nothing arrived\n");
@@ -328,6 +354,8 @@ out_pmem:
 		pmem2_source_delete(&src);
 	if (pcfg2)
 		pmem2_config_delete(&pcfg2);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	free(dram);
 	return status;
 }

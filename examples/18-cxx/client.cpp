@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * client.cpp -- the initiator of the C++ write-and-flush example (rpma.hpp)
- *
- * Connects, takes the server's region descriptor and peer configuration
- * from the private data of the connection, writes a message into the
- * region, flushes it to persistence and waits for the flush's completion,
- * polled with rpma_cq_get_completion through rpma::cq.
+ * client.cpp -- 18-cxx: write and flush, with rpma.hpp
  *
  * usage: client <addr> <port> [message]
+ *
+ * What 04-write-flush's client does, written with the C++ layer: it
+ * connects, takes the server's region descriptor and peer configuration
+ * from the private data of the connection, writes a message into the
+ * region, flushes it -- to persistence when the server offers it, to
+ * visibility otherwise -- and waits for the flush's completion, polled
+ * with rpma_cq_get_completion through rpma::cq.
  */
 
 #include <cstdio>
@@ -18,14 +20,15 @@
 
 #include <rpma.hpp>
 
-namespace {
+namespace
+{
 
 constexpr std::size_t BUF_SIZE = 4096;
 
 /* prints what failed; true when r holds a value */
 template <class T> bool check(const rpma::result<T> &r, const char *what)
 {
-	if (r)
+	if (r.has_value())
 		return true;
 	std::fprintf(stderr, "%s: %s\n", what, r.error().message().c_str());
 	if (r.error() == rpma::errc::provider)
@@ -140,13 +143,25 @@ int run(const char *addr, const char *port, const char *message, char *buf)
 		return 1;
 	}
 
+	/* as deep as the server allows: persistence needs both of these */
+	auto direct_write = remote_cfg->get_direct_write_to_pmem();
+	auto flush_types = dst->get_flush_type();
+	if (!check(direct_write, "rpma::peer_cfg::get_direct_write_to_pmem") ||
+	    !check(flush_types, "rpma::mr_remote::get_flush_type"))
+		return 1;
+	rpma::flush_type type =
+	    *direct_write && rpma::has(*flush_types, rpma::usage::flush_type_persistent)
+		? rpma::flush_type::persistent
+		: rpma::flush_type::visibility;
+	std::printf("client: the server offers %s\n",
+		    type == rpma::flush_type::persistent ? "persistence" : "visibility only");
+
 	static const char flush_ctx[] = "flush";
 	/* the write completes only on error: the flush after it says it all */
 	if (!check(conn->write(*dst, 0, *src, 0, len, rpma::flag::completion_on_error, nullptr),
 		   "rpma::conn::write"))
 		return 1;
-	if (!check(conn->flush(*dst, 0, len, rpma::flush_type::persistent,
-			       rpma::flag::completion_always, flush_ctx),
+	if (!check(conn->flush(*dst, 0, len, type, rpma::flag::completion_always, flush_ctx),
 		   "rpma::conn::flush"))
 		return 1;
 
@@ -163,7 +178,8 @@ int run(const char *addr, const char *port, const char *message, char *buf)
 		std::fprintf(stderr, "the write or the flush failed\n");
 		return 1;
 	}
-	std::printf("client: wrote and persisted %zu bytes: \"%s\"\n", len, buf);
+	std::printf("client: wrote and flushed to %s %zu bytes: \"%s\"\n",
+		    type == rpma::flush_type::persistent ? "persistence" : "visibility", len, buf);
 
 	if (!check(conn->disconnect(), "rpma::conn::disconnect"))
 		return 1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * client.c -- 01-write-flush: replicate a message into remote pmem
+ * client.c -- 04-write-flush: write a message into remote pmem and flush it
  *
  * usage: client <addr> <port> [message]
  *
@@ -21,7 +21,7 @@
 
 #include "common.h"
 
-#define DEFAULT_MESSAGE "Hello, persistent world! (sent by the rpma-ng 01-write-flush client)"
+#define DEFAULT_MESSAGE "Hello, persistent world! (sent by the rpma-ng 04-write-flush client)"
 
 /* op_context of the flush, to recognize its completion */
 static int flush_ctx;
@@ -160,8 +160,8 @@ int main(int argc, char *argv[])
 		report("client", "rpma_mr_remote_from_descriptor", ret);
 		goto out_disconnect;
 	}
-	ret = rpma_peer_cfg_from_descriptor(pd->descriptors + pd->mr_desc_size,
-					    pd->pcfg_desc_size, &pcfg);
+	ret = rpma_peer_cfg_from_descriptor(pd->descriptors + pd->mr_desc_size, pd->pcfg_desc_size,
+					    &pcfg);
 	if (ret) {
 		report("client", "rpma_peer_cfg_from_descriptor", ret);
 		goto out_disconnect;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * common.h -- what the server and the client of 01-write-flush agree on
+ * common.h -- what the server and the client of 04-write-flush agree on
  */
 
 #ifndef EXAMPLE_WRITE_FLUSH_COMMON_H
