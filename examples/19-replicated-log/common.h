@@ -167,7 +167,7 @@ static inline void log_check(const uint8_t *log, size_t mapped, struct log_check
  */
 #define WRITER_MAGIC	 0x57474f4cu /* "LOGW" */
 #define REPLICA_MAGIC	 0x52474f4cu /* "LOGR" */
-#define PROTOCOL_VERSION 1
+#define PROTOCOL_VERSION 2	     /* 2: the replica's descriptors are the versioned ones */
 
 struct writer_pdata {
 	uint32_t magic; /* WRITER_MAGIC */
@@ -188,6 +188,15 @@ struct replica_pdata {
 };
 
 #define PDATA_MAX 196
+
+/*
+ * The writer keeps up to BATCHES_IN_FLIGHT batches in flight to each
+ * replica, each with two flushes. A replica that offers GPSPM takes as
+ * many requests at a time: its receive queue, which the library keeps
+ * posted, is that deep.
+ */
+#define BATCHES_IN_FLIGHT 4
+#define FLUSHES_IN_FLIGHT (2 * BATCHES_IN_FLIGHT)
 
 /*
  * Where a log lives: pmem mapped with libpmem2, or DRAM. persist is NULL

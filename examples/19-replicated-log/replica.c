@@ -15,11 +15,13 @@
  * writer it checks the log again and reports what it holds. It serves
  * writers until SIGINT or SIGTERM, or N of them with --sessions N.
  *
- * Whether a writer's flush makes a record durable here is the replica's
- * to say, as in 04-write-flush: it declares direct write to pmem only
- * with --direct-write-to-pmem, from the person who knows that the
- * platform allows it (eADR, or DDIO off); otherwise writers can only
- * reach visibility here.
+ * On pmem the replica offers GPSPM (see 15-gpspm): a writer's persistent
+ * flush asks this CPU to persist the range, which a thread of the library
+ * does with libpmem2's persist function, whatever the platform. With
+ * --direct-write-to-pmem, from the person who knows that the platform
+ * allows it (eADR, or DDIO off), it also declares direct write to pmem,
+ * and the writers' flushes do without this CPU (see 04-write-flush). In
+ * DRAM writers can only reach visibility.
  */
 
 #include <poll.h>
@@ -86,17 +88,21 @@ static bool replay(const struct log_memory *mem)
 	return true;
 }
 
-/* the answer to a writer: the log's state and the descriptors */
+/*
+ * The answer to a writer: the log's state and the descriptors, in their
+ * versioned forms, which say whether the region offers GPSPM
+ */
 static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
-		      const struct rpma_peer_cfg *pcfg, uint8_t *buf, uint8_t *len)
+		      const struct rpma_peer_cfg *pcfg, const struct rpma_conn_cfg *cfg,
+		      uint8_t *buf, uint8_t *len)
 {
 	const struct log_header *hdr = (const void *)mem->addr;
 	struct replica_pdata *pd = (void *)buf;
 	size_t mr_desc_size, pcfg_desc_size;
 	int ret;
 
-	if ((ret = rpma_mr_get_descriptor_size(mr, &mr_desc_size)) ||
-	    (ret = rpma_peer_cfg_get_descriptor_size(pcfg, &pcfg_desc_size)))
+	if ((ret = rpma_mr_get_versioned_descriptor_size(mr, &mr_desc_size)) ||
+	    (ret = rpma_peer_cfg_get_versioned_descriptor_size(pcfg, &pcfg_desc_size)))
 		return ret;
 	if (sizeof(*pd) + mr_desc_size + pcfg_desc_size > PDATA_MAX)
 		return RPMA_E_NOSUPP;
@@ -108,8 +114,9 @@ static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 	pd->log_id = hdr->log_id;
 	pd->tail = hdr->tail;
 	pd->capacity = hdr->capacity;
-	if ((ret = rpma_mr_get_descriptor(mr, pd->descriptors)) ||
-	    (ret = rpma_peer_cfg_get_descriptor(pcfg, pd->descriptors + mr_desc_size)))
+	if ((ret = rpma_mr_get_versioned_descriptor(mr, pd->descriptors)) ||
+	    (ret =
+		 rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, pd->descriptors + mr_desc_size)))
 		return ret;
 	*len = (uint8_t)(sizeof(*pd) + mr_desc_size + pcfg_desc_size);
 	return 0;
@@ -207,6 +214,7 @@ int main(int argc, char *argv[])
 	struct rpma_peer *peer = NULL;
 	struct rpma_mr_local *mr = NULL;
 	struct rpma_peer_cfg *pcfg = NULL;
+	struct rpma_conn_cfg *cfg = NULL; /* NULL: the defaults, no GPSPM */
 	struct rpma_ep *ep = NULL;
 
 	/* 1. the log: read back and checked, or new */
@@ -231,7 +239,9 @@ int main(int argc, char *argv[])
 		goto out_mem;
 	}
 	printf("replica: the writers' flushes reach %s here\n",
-	       mem.direct_write ? "persistence (direct write to pmem)" : "visibility only");
+	       mem.direct_write ? "persistence (direct write to pmem)"
+	       : mem.persist	? "persistence by GPSPM (this CPU persists what they flush)"
+				: "visibility only (DRAM)");
 
 	/* 2. the whole log, for remote writes and flushes */
 	ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx);
@@ -243,18 +253,32 @@ int main(int argc, char *argv[])
 	}
 	int usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
 
-	if (mem.direct_write)
+	if (mem.direct_write || mem.persist)
 		usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
 	ret = rpma_mr_reg(peer, mem.addr, mem.size, usage, &mr);
 	if (ret) {
 		report("replica", "rpma_mr_reg", ret);
 		goto out_peer;
 	}
+	/*
+	 * pmem: GPSPM is offered, served by a thread of the library, since
+	 * this one sleeps until the writer goes. The writers use it unless
+	 * direct write to pmem lets their flushes do without this CPU.
+	 */
 	ret = rpma_peer_cfg_new(&pcfg);
 	if (!ret)
 		ret = rpma_peer_cfg_set_direct_write_to_pmem(pcfg, mem.direct_write);
+	if (!ret && mem.persist) {
+		ret = rpma_mr_set_persist_fn(mr, mem.persist);
+		if (!ret)
+			ret = rpma_conn_cfg_new(&cfg);
+		if (!ret)
+			ret = rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD);
+		if (!ret)
+			ret = rpma_conn_cfg_set_rq_size(cfg, FLUSHES_IN_FLIGHT);
+	}
 	if (ret) {
-		report("replica", "making the peer configuration", ret);
+		report("replica", "making the configurations", ret);
 		goto out_mr;
 	}
 
@@ -293,7 +317,7 @@ int main(int argc, char *argv[])
 			break; /* a signal */
 		if (r < 0)
 			goto out_ep;
-		ret = rpma_ep_next_conn_req(ep, NULL, &req);
+		ret = rpma_ep_next_conn_req(ep, cfg, &req);
 		if (ret) {
 			report("replica", "rpma_ep_next_conn_req", ret);
 			goto out_ep;
@@ -306,7 +330,7 @@ int main(int argc, char *argv[])
 		uint8_t buf[PDATA_MAX];
 		struct rpma_conn_private_data pdata = { buf, 0 };
 
-		ret = make_pdata(&mem, mr, pcfg, buf, &pdata.len);
+		ret = make_pdata(&mem, mr, pcfg, cfg, buf, &pdata.len);
 		if (ret) {
 			report("replica", "describing the log", ret);
 			rpma_conn_req_delete(&req);
@@ -332,6 +356,7 @@ int main(int argc, char *argv[])
 out_ep:
 	rpma_ep_shutdown(&ep);
 out_mr:
+	rpma_conn_cfg_delete(&cfg);
 	rpma_peer_cfg_delete(&pcfg);
 	ret = rpma_mr_dereg(&mr);
 	if (ret)

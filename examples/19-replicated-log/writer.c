@@ -12,17 +12,28 @@
  *
  * Replicating is pipelined. Records are appended locally while earlier
  * ones are on their way, up to --window records not yet acknowledged.
- * Whatever a replica has not received yet goes to it as one batch:
- *   rpma_write()        the records, one contiguous range of the log;
- *   rpma_flush()        of that range: durable (or visible) there;
- *   rpma_atomic_write() of the replica's tail: the commit;
- *   rpma_flush()        of the tail, the only operation that completes.
- * The library fences the atomic write behind the flush before it, so a
- * replica's tail never covers a record that is not durable. Each batch
- * costs four work requests, however many records it holds, and the
- * batches of all replicas are in flight at once: the writer waits for
- * none of them until its window is full. The busier the log, the bigger
- * the batches.
+ * Whatever a replica has not received yet goes to it as one batch, in
+ * two stages:
+ *   1. rpma_write()        the records, one contiguous range of the log;
+ *      rpma_flush()        of that range: durable (or visible) there;
+ *   2. once that flush has completed:
+ *      rpma_atomic_write() of the replica's tail: the commit;
+ *      rpma_flush()        of the tail.
+ * A replica's tail thus never covers a record that is not durable. The
+ * second stage waits for the first flush's completion because of GPSPM:
+ * there the flush is a message that the replica's CPU answers, which the
+ * fence the library puts on an atomic write does not wait for (it orders
+ * the write behind earlier RDMA reads only, which is what a flush is
+ * with the other methods). Each batch costs four work requests and two
+ * completions, however many records it holds, and the batches of all
+ * replicas are in flight at once: the writer waits for none of them until
+ * its window is full. The busier the log, the bigger the batches.
+ *
+ * A flush reaches persistence on a replica by whatever method the two
+ * agree on (rpma_conn_get_flush_method()): GPSPM when the replica offers
+ * it for its pmem, an RDMA read after the writes when it declares direct
+ * write to pmem. A replica that offers neither (DRAM) can make records
+ * visible only; the writer refuses it unless told --ack visible.
  *
  * A replica that starts behind the writer's log (a new one, or one that
  * was down) is first sent what it lacks, the same way. A replica that
@@ -47,11 +58,10 @@
 
 #include "common.h"
 
-#define MAX_REPLICAS	  8
-#define BATCHES_IN_FLIGHT 4	     /* per replica */
-#define BATCH_MAX_BYTES	  (1u << 20) /* a catch-up goes in pieces of this size */
-#define DRAM_LOG_SIZE	  (64u << 20)
-#define EXIT_DEGRADED	  3
+#define MAX_REPLICAS	8
+#define BATCH_MAX_BYTES (1u << 20) /* a catch-up goes in pieces of this size */
+#define DRAM_LOG_SIZE	(64u << 20)
+#define EXIT_DEGRADED	3
 
 struct replica {
 	int number; /* from 1, as given on the command line */
@@ -60,6 +70,7 @@ struct replica {
 	struct rpma_mr_remote *mr;
 	struct rpma_cq *cq;
 	enum rpma_flush_type flush_type;
+	enum rpma_flush_method flush_method;
 	bool alive;
 	uint64_t posted;  /* bytes of records sent in batches */
 	uint64_t durable; /* bytes of records known durable there */
@@ -108,6 +119,12 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* "1 replica", "2 replicas" */
+static const char *replicas(int n)
+{
+	return n == 1 ? "replica" : "replicas";
+}
+
 static int alive_replicas(const struct writer *w)
 {
 	int n = 0;
@@ -139,8 +156,9 @@ static void replica_failed(struct writer *w, struct replica *r, const char *why)
 		return;
 	r->alive = false;
 	printf("writer: replica %d (%s) FAILED: %s; it holds %" PRIu64
-	       " records of this run durably; %d replicas left\n",
-	       r->number, r->name, why, records_below(w, r->durable), alive_replicas(w));
+	       " records of this run durably; %d %s left\n",
+	       r->number, r->name, why, records_below(w, r->durable), alive_replicas(w),
+	       replicas(alive_replicas(w)));
 	fflush(stdout);
 	/* its descriptors leave the epoll set; what was in flight is dropped */
 	int fd;
@@ -173,7 +191,19 @@ static uint64_t batch_end(const struct writer *w, uint64_t from, uint64_t to)
 	return end;
 }
 
-/* sends a replica what it lacks of the committed log, as one batch */
+/*
+ * The op_context of a batch's completions: where the batch ends, and the
+ * stage that completed.
+ */
+#define STAGE_RECORDS 0u /* the records' flush */
+#define STAGE_TAIL    1u /* the tail's flush */
+
+static void *batch_context(uint64_t end, unsigned stage)
+{
+	return (void *)(uintptr_t)(end << 1 | stage);
+}
+
+/* sends a replica what it lacks of the committed log, as one batch: stage 1 */
 static void send_batch(struct writer *w, struct replica *r)
 {
 	if (!r->alive || r->batches_in_flight >= BATCHES_IN_FLIGHT || r->posted >= w->tail)
@@ -182,20 +212,12 @@ static void send_batch(struct writer *w, struct replica *r)
 	uint64_t to = batch_end(w, from, w->tail);
 	size_t at = LOG_HEADER_SIZE + from;
 	size_t len = to - from;
-	uint64_t tail_le = htole64(to);
-	char tail_src[8];
 	int ret;
 
-	memcpy(tail_src, &tail_le, sizeof(tail_src));
-	/* the op_context of the one completion says how far the replica is durable */
 	if ((ret = rpma_write(r->conn, r->mr, at, w->mr, at, len, RPMA_F_COMPLETION_ON_ERROR,
 			      NULL)) ||
-	    (ret = rpma_flush(r->conn, r->mr, at, len, r->flush_type, RPMA_F_COMPLETION_ON_ERROR,
-			      NULL)) ||
-	    (ret = rpma_atomic_write(r->conn, r->mr, LOG_TAIL_OFFSET, tail_src,
-				     RPMA_F_COMPLETION_ON_ERROR, NULL)) ||
-	    (ret = rpma_flush(r->conn, r->mr, LOG_TAIL_OFFSET, 8, r->flush_type,
-			      RPMA_F_COMPLETION_ALWAYS, (void *)(uintptr_t)to))) {
+	    (ret = rpma_flush(r->conn, r->mr, at, len, r->flush_type, RPMA_F_COMPLETION_ALWAYS,
+			      batch_context(to, STAGE_RECORDS)))) {
 		report("writer", "posting a batch", ret);
 		replica_failed(w, r, "posting failed");
 		return;
@@ -207,9 +229,26 @@ static void send_batch(struct writer *w, struct replica *r)
 	r->posted = to;
 }
 
+/* the records up to `to` are durable (or visible) there: commit them, stage 2 */
+static void commit_batch(struct writer *w, struct replica *r, uint64_t to)
+{
+	uint64_t tail_le = htole64(to);
+	char tail_src[8];
+	int ret;
+
+	memcpy(tail_src, &tail_le, sizeof(tail_src));
+	if ((ret = rpma_atomic_write(r->conn, r->mr, LOG_TAIL_OFFSET, tail_src,
+				     RPMA_F_COMPLETION_ON_ERROR, NULL)) ||
+	    (ret = rpma_flush(r->conn, r->mr, LOG_TAIL_OFFSET, 8, r->flush_type,
+			      RPMA_F_COMPLETION_ALWAYS, batch_context(to, STAGE_TAIL)))) {
+		report("writer", "committing a batch", ret);
+		replica_failed(w, r, "posting failed");
+	}
+}
+
 static void take_completions(struct writer *w, struct replica *r)
 {
-	struct rpma_completion cmpls[BATCHES_IN_FLIGHT + 4];
+	struct rpma_completion cmpls[FLUSHES_IN_FLIGHT];
 	int n;
 
 	/* acknowledge the event and re-arm; a wake-up may bring nothing */
@@ -220,7 +259,7 @@ static void take_completions(struct writer *w, struct replica *r)
 		replica_failed(w, r, "its completion queue failed");
 		return;
 	}
-	while (r->alive && (n = rpma_cq_get_completions(r->cq, cmpls, BATCHES_IN_FLIGHT + 4)) > 0) {
+	while (r->alive && (n = rpma_cq_get_completions(r->cq, cmpls, FLUSHES_IN_FLIGHT)) > 0) {
 		for (int i = 0; i < n && r->alive; i++) {
 			if (cmpls[i].op_status != IBV_WC_SUCCESS) {
 				char why[96];
@@ -230,9 +269,15 @@ static void take_completions(struct writer *w, struct replica *r)
 				replica_failed(w, r, why);
 				return;
 			}
-			r->durable = (uint64_t)(uintptr_t)cmpls[i].op_context;
-			r->batches_in_flight--;
+			uintptr_t ctx = (uintptr_t)cmpls[i].op_context;
+
 			r->last_progress = now_s();
+			if ((ctx & 1) == STAGE_RECORDS) {
+				commit_batch(w, r, ctx >> 1);
+				continue;
+			}
+			r->durable = ctx >> 1;
+			r->batches_in_flight--;
 		}
 	}
 }
@@ -344,12 +389,12 @@ static void update_acks(struct writer *w)
 
 	for (uint64_t i = w->acked; i < acked; i++) {
 		if (w->verbose)
-			printf("writer: record %" PRIu64 " acknowledged by %d replicas\n",
-			       w->next_seq - w->appended + i, alive_replicas(w));
+			printf("writer: record %" PRIu64 " acknowledged by %d %s\n",
+			       w->next_seq - w->appended + i, alive_replicas(w),
+			       replicas(alive_replicas(w)));
 		else if ((i + 1) % step == 0 || i + 1 == w->records)
-			printf("writer: %" PRIu64 " of %" PRIu64
-			       " records acknowledged by %d replicas\n",
-			       i + 1, w->records, alive_replicas(w));
+			printf("writer: %" PRIu64 " of %" PRIu64 " records acknowledged by %d %s\n",
+			       i + 1, w->records, alive_replicas(w), replicas(alive_replicas(w)));
 	}
 	fflush(stdout);
 	w->acked = acked;
@@ -381,12 +426,20 @@ static int join_replica(struct writer *w, struct replica *r, const char *port, u
 	const char *addr = r->name;
 	int ret;
 
-	/* four work requests a batch; one completion */
+	/*
+	 * Four work requests a batch, two of them complete. GPSPM, should the
+	 * replica offer it, takes the receive queue for the replica's answers:
+	 * one for each flush in flight.
+	 */
 	ret = rpma_conn_cfg_new(&cfg);
 	if (!ret)
 		ret = rpma_conn_cfg_set_sq_size(cfg, 4 * BATCHES_IN_FLIGHT + 4);
 	if (!ret)
-		ret = rpma_conn_cfg_set_cq_size(cfg, BATCHES_IN_FLIGHT + 4);
+		ret = rpma_conn_cfg_set_cq_size(cfg, FLUSHES_IN_FLIGHT + 4);
+	if (!ret)
+		ret = rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED);
+	if (!ret)
+		ret = rpma_conn_cfg_set_rq_size(cfg, FLUSHES_IN_FLIGHT);
 	if (!ret)
 		ret = rpma_conn_req_new(w->peer, addr, port, cfg, &req);
 	if (!ret)
@@ -421,15 +474,12 @@ static int join_replica(struct writer *w, struct replica *r, const char *port, u
 	}
 	const uint8_t *desc = (const uint8_t *)answer.ptr + sizeof(rp);
 	size_t region_size = 0;
-	bool direct_write = false;
-	int flush_types = 0;
 
+	/* the replica's peer configuration settles how a flush persists there */
 	if ((ret = rpma_mr_remote_from_descriptor(desc, rp.mr_desc_size, &r->mr)) ||
 	    (ret =
 		 rpma_peer_cfg_from_descriptor(desc + rp.mr_desc_size, rp.pcfg_desc_size, &pcfg)) ||
 	    (ret = rpma_conn_apply_remote_peer_cfg(r->conn, pcfg)) ||
-	    (ret = rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &direct_write)) ||
-	    (ret = rpma_mr_remote_get_flush_type(r->mr, &flush_types)) ||
 	    (ret = rpma_mr_remote_get_size(r->mr, &region_size)) ||
 	    (ret = rpma_conn_get_cq(r->conn, &r->cq))) {
 		report("writer", "taking the replica's descriptors", ret);
@@ -438,14 +488,15 @@ static int join_replica(struct writer *w, struct replica *r, const char *port, u
 	}
 	rpma_peer_cfg_delete(&pcfg);
 
-	if (direct_write && (flush_types & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
+	if (rpma_conn_get_flush_method(r->conn, r->mr, RPMA_FLUSH_TYPE_PERSISTENT,
+				       &r->flush_method) == 0) {
 		r->flush_type = RPMA_FLUSH_TYPE_PERSISTENT;
 	} else if (w->ack_visible) {
 		r->flush_type = RPMA_FLUSH_TYPE_VISIBILITY;
 	} else {
 		printf("writer: replica %d (%s) can make records visible, not durable: it "
-		       "declares no direct write to pmem (see its output); --ack visible "
-		       "accepts that\n",
+		       "offers neither GPSPM nor direct write to pmem (see its output); "
+		       "--ack visible accepts that\n",
 		       r->number, r->name);
 		return -1;
 	}
@@ -504,8 +555,13 @@ static int join_replica(struct writer *w, struct replica *r, const char *port, u
 		       r->number, r->name, w->tail - tail);
 	else
 		printf("writer: replica %d (%s) is up to date\n", r->number, r->name);
-	printf("writer: replica %d (%s): records reach %s there\n", r->number, r->name,
-	       r->flush_type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistence" : "visibility only");
+	printf("writer: replica %d (%s): records reach %s\n", r->number, r->name,
+	       r->flush_type != RPMA_FLUSH_TYPE_PERSISTENT ? "visibility only there"
+	       : r->flush_method == RPMA_FLUSH_METHOD_GPSPM
+		   ? "persistence there by GPSPM (its CPU persists them)"
+	       : r->flush_method == RPMA_FLUSH_METHOD_READ_AFTER_WRITE
+		   ? "persistence there by a read after the writes (direct write to pmem)"
+		   : "persistence there by the RDMA FLUSH verb");
 
 	/* completions and connection events, watched without blocking */
 	int cq_fd, ev_fd;
@@ -728,9 +784,9 @@ int main(int argc, char *argv[])
 	int started_with = alive_replicas(&w);
 
 	/* 3. catch the replicas up, append, replicate, acknowledge */
-	printf("writer: appending %" PRIu64 " records of %u bytes, replicated to %d replicas, "
+	printf("writer: appending %" PRIu64 " records of %u bytes, replicated to %d %s, "
 	       "up to %d unacknowledged\n",
-	       w.records, w.size, started_with, w.window);
+	       w.records, w.size, started_with, replicas(started_with), w.window);
 	fflush(stdout);
 	double t0 = now_s();
 	uint64_t catch_up = 0;
@@ -782,10 +838,10 @@ int main(int argc, char *argv[])
 	printf("writer: the log holds %" PRIu64 " records, %" PRIu64 " bytes; digest %08x\n",
 	       chk.records, chk.bytes, chk.digest);
 	if (w.acked == w.records && left == started_with) {
-		printf("writer: all %" PRIu64 " records acknowledged by all %d replicas in %.2f s "
+		printf("writer: all %" PRIu64 " records acknowledged by %s%d %s in %.2f s "
 		       "(%.0f records/s), %" PRIu64 " batches%s\n",
-		       w.records, left, elapsed, w.records / elapsed, batches,
-		       catch_up ? ", the catch-up included" : "");
+		       w.records, left > 1 ? "all " : "", left, replicas(left), elapsed,
+		       w.records / elapsed, batches, catch_up ? ", the catch-up included" : "");
 		status = 0;
 	} else if (w.acked == w.records && left >= w.min_replicas) {
 		printf("writer: all %" PRIu64 " records acknowledged, by %d of the %d replicas "
@@ -794,8 +850,8 @@ int main(int argc, char *argv[])
 		status = EXIT_DEGRADED;
 	} else {
 		printf("writer: STOPPED: %" PRIu64 " of %" PRIu64 " records appended, %" PRIu64
-		       " acknowledged; %d replicas left\n",
-		       w.appended, w.records, w.acked, left);
+		       " acknowledged; %d %s left\n",
+		       w.appended, w.records, w.acked, left, replicas(left));
 	}
 
 out_replicas:
