@@ -195,9 +195,9 @@ int run(const char *addr, const char *port, const char *message, char *buf)
 
 int main(int argc, char *argv[])
 {
-	if (argc < 3) {
+	if (argc < 3 || argc > 4) {
 		std::fprintf(stderr, "usage: %s <addr> <port> [message]\n", argv[0]);
-		return 1;
+		return 2;
 	}
 	const char *message = argc > 3 ? argv[3] : "Hello from the C++ client!";
 

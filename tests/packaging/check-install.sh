@@ -10,7 +10,10 @@
 #     programs (rpma-mirror, when built) and their pages, which run;
 #   - a C program built with `pkg-config --cflags --libs librpma` and one
 #     built with CMake's find_package(librpma), both against the staged
-#     copy, run against it.
+#     copy, run against it;
+#   - every example and rpma-mirror built out of the tree against the
+#     staged copy by examples/build-installed.sh (pkg-config only), the
+#     ones that need no RDMA device to start run with bad usage.
 #
 # usage: check-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR \
 #                         DATADIR MANDIR VERSION DEFAULT_LIBRARY B_SANITIZE \
@@ -138,6 +141,26 @@ CMAKE
 	if cmake -S "$work/cmake-src" -B "$work/cmake-build-99" \
 		-DCMAKE_PREFIX_PATH="$stage$prefix" >/dev/null 2>&1; then
 		fail "find_package(librpma 99) accepted version $version"
+	fi
+fi
+
+# the examples, built as a user builds them (a shared library only: a
+# static one would need pkg-config --static, which they do not use)
+if [ "$default_library" != static ]; then
+	if PKG_CONFIG_SYSROOT_DIR=$stage CFLAGS="${cflags[*]}" CXXFLAGS="${cflags[*]}" CXX=${CXX:-c++} \
+		"$src/examples/build-installed.sh" "$stage$prefix" "$work/examples" >"$work/examples.log" 2>&1; then
+		tail -n 1 "$work/examples.log"
+		# they load the staged library and say how to use them
+		for p in 01-connection/client 04-write-flush/server 18-cxx/client rpma-mirror; do
+			[ -x "$work/examples/$p" ] || continue
+			rc=0
+			LD_LIBRARY_PATH=$lib "$work/examples/$p" >"$work/run.log" 2>&1 || rc=$?
+			[ $rc = 2 ] && grep -q '^usage: ' "$work/run.log" ||
+				fail "examples built out of the tree: $p without arguments: status $rc"
+		done
+	else
+		cat "$work/examples.log"
+		fail "examples/build-installed.sh could not build the examples against the staged copy"
 	fi
 fi
 
