@@ -1,22 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# usage: ./demo.sh [--provider rxe|siw] [--builddir DIR] [MESSAGE]
+# usage: ./demo.sh [--provider rxe|siw] [--builddir DIR]
 #
-# From a fresh Debian 12 machine to persistent memory replicated over real
-# RDMA, in one command:
+# From a fresh Debian 12 machine to a log replicated over real RDMA into
+# several machines' persistent memory, in one command:
 #   1. installs the build dependencies with apt-get when they are missing;
 #   2. configures (meson setup build) and builds (ninja -C build -j2);
 #   3. prepares the test VM (tests/vm/setup.sh: kernel, initramfs, siw.ko) --
 #      this machine's kernel need not have RDMA, the VM runs Debian's own
 #      kernel with soft RoCE (rxe) or soft iWARP (siw);
-#   4. runs examples/01-write-flush in the VM: the server maps emulated
-#      persistent memory (device DAX, /dev/dax0.0) with libpmem2, the client
-#      writes MESSAGE into it with rpma_write() and makes it persistent with
-#      rpma_flush(); both outputs are shown. A second server then starts on
-#      the same memory and finds the message still there.
+#   4. runs examples/19-replicated-log in the VM, three machines' worth of
+#      processes, each with its own emulated persistent memory (device DAX):
+#      a writer appends records to its log and to two replicas and
+#      acknowledges each once both have made it durable; one replica is
+#      killed mid-stream, the writer goes on, the replica restarts, checks
+#      every record and catches up; all three logs end the same
+#      (examples/19-replicated-log/three-machines.sh shows all they print).
 # When this machine has an RDMA device of its own, step 4 runs here instead
-# of in a VM.
+# of in a VM, with files standing in for the pmem.
 #
 # Needs root for the package installation (or everything installed
 # already), and about 1 GB of disk for the packages and the kernel.
@@ -26,18 +28,15 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 builddir=$top/build
 provider=rxe
-message=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--provider) provider=${2:-}; shift 2 || break ;;
 	--builddir) builddir=${2:-}; shift 2 || break ;;
-	-h | --help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "usage: $0 [--provider rxe|siw] [--builddir DIR] [MESSAGE]" >&2; exit 2 ;;
-	*) message=$1; shift ;;
+	-h | --help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "usage: $0 [--provider rxe|siw] [--builddir DIR]" >&2; exit 2 ;;
 	esac
 done
 case "$provider" in rxe | siw) ;; *) echo "demo: --provider must be rxe or siw" >&2; exit 2 ;; esac
-[ -n "$message" ] || message="Hello from rpma-ng, replicated at $(date '+%F %T')"
 
 t_demo=$(date +%s)
 step_no=0
@@ -73,47 +72,30 @@ ninja -C "$builddir" -j2 >/tmp/rpma-demo-ninja.log 2>&1 || {
 	grep -E -A5 'error|FAILED' /tmp/rpma-demo-ninja.log | head -n 40 >&2
 	fail "the build failed; the whole log: /tmp/rpma-demo-ninja.log"
 }
-server=$builddir/examples/01-write-flush/server
-client=$builddir/examples/01-write-flush/client
-[ -x "$server" ] && [ -x "$client" ] ||
-	fail "$server was not built (is libpmem2-dev installed? reconfigure: meson setup --reconfigure $builddir)"
+bindir=$builddir/examples/19-replicated-log
+[ -x "$bindir/writer" ] && [ -x "$bindir/replica" ] ||
+	fail "$bindir was not built (is libpmem2-dev installed? reconfigure: meson setup --reconfigure $builddir)"
 info "built in $(($(date +%s) - t)) s"
 
 # --- 3. the VM --------------------------------------------------------------
 step "preparing the RDMA VM (tests/vm/setup.sh)"
 if [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
 	info "this machine has an RDMA device ($(ls /sys/class/infiniband | tr '\n' ' ')): no VM needed"
-	if [ ! -c /dev/dax0.0 ]; then
-		# no device DAX here: a regular file stands in for the pmem
-		export RPMA_EXAMPLE_PMEM=$builddir/demo-pmem-file
-		rm -f "$RPMA_EXAMPLE_PMEM"
-		info "no /dev/dax0.0: the server uses the file $RPMA_EXAMPLE_PMEM instead"
-	fi
 else
 	"$top/tests/vm/setup.sh" "$builddir" ||
 		fail "the VM could not be prepared (see the messages above)"
 fi
 
-# --- 4. the example -----------------------------------------------------------
-step "running examples/01-write-flush over $provider with persistent memory"
-info "the VM boots in a few seconds, then the server and the client run in it"
-first="$message"
-second="A second message, for the restarted server"
-"$top/tests/vm/run-in-vm.sh" "$builddir" --provider "$provider" --pmem --timeout 300 -- \
-	bash -c '
-		set -e
-		ex=$1 server=$2 client=$3
-		echo "#### run 1: the client replicates its message into the server'"'"'s pmem"
-		"$ex" 01-write-flush "$server" "$client" "$4"
-		echo
-		echo "#### run 2: a new server on the same pmem finds the first message"
-		"$ex" 01-write-flush "$server" "$client" "$5"
-	' demo "$top/examples/run-example.sh" "$server" "$client" "$first" "$second"
+# --- 4. the replicated log ---------------------------------------------------
+step "running examples/19-replicated-log over $provider: a writer and two replicas"
+info "the VM boots in a few seconds, then the writer and the replicas run in it"
+"$top/tests/vm/run-in-vm.sh" "$builddir" --provider "$provider" --pmem-count 3 --timeout 300 -- \
+	"$top/examples/19-replicated-log/three-machines.sh" "$bindir"
 rc=$?
 echo
 case $rc in
-0) info "done in $(($(date +%s) - t_demo)) s: the message went over RDMA into persistent memory and survived a server restart" ;;
-125) fail "the VM could not run the example (see the messages above)" ;;
-124) fail "the example timed out" ;;
-*) fail "the example failed (status $rc; see the outputs above)" ;;
+0) info "done in $(($(date +%s) - t_demo)) s: every record went over RDMA into three places' persistent memory, and survived a replica's death" ;;
+125) fail "the VM could not run the demo (see the messages above)" ;;
+124) fail "the demo timed out" ;;
+*) fail "the demo failed (status $rc; see the outputs above)" ;;
 esac

@@ -14,6 +14,7 @@ reason to exist, and the pages hang together.
   - extension pages (symbols of a node other than LIBRPMA_1.0) say so,
     1.x pages do not;
   - references to the library's own pages, NAME(3) or NAME(7), resolve;
+  - each man1 page (the installed programs) has the sections a user reads;
   - man/meson.build installs exactly the pages that exist.
 
 Usage: check-coverage.py SOURCE_ROOT
@@ -33,6 +34,7 @@ BASE_NODE = 'LIBRPMA_1.0'
 FUNCTION_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'RETURN VALUE', 'ERRORS',
                      'VERSIONS', 'SEE ALSO']
 TYPE_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'SEE ALSO']
+PROGRAM_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'EXIT STATUS', 'SEE ALSO']
 # pages installed as links to another page (see man/meson.build)
 LINKS = {'rpma_op': 'rpma_completion'}
 
@@ -63,6 +65,8 @@ def main():
               for p in glob.glob(os.path.join(root, 'man', 'man3', '*.3'))}
     pages7 = {os.path.basename(p)[:-2]: p
               for p in glob.glob(os.path.join(root, 'man', 'man7', '*.7'))}
+    pages1 = {os.path.basename(p)[:-2]: p
+              for p in glob.glob(os.path.join(root, 'man', 'man1', '*.1'))}
 
     # every public function has a page
     for name in sorted(set(functions) | set(exported)):
@@ -81,7 +85,8 @@ def main():
         errors.append('man7/librpma.7: missing')
 
     known = set(pages3) | set(LINKS)
-    for name, path in sorted(list(pages3.items()) + list(pages7.items())):
+    for name, path in sorted(list(pages1.items()) + list(pages3.items()) +
+                             list(pages7.items())):
         section = path[-1]
         rel = 'man%s/%s.%s' % (section, name, section)
         text = manpages.read(path)
@@ -90,7 +95,8 @@ def main():
 
     # meson.build installs exactly what exists
     listed = set(manpages.meson_pages(meson))
-    present = {'man3/%s.3' % n for n in pages3} | {'man7/%s.7' % n for n in pages7}
+    present = ({'man1/%s.1' % n for n in pages1} | {'man3/%s.3' % n for n in pages3}
+               | {'man7/%s.7' % n for n in pages7})
     for rel in sorted(present - listed):
         errors.append('man/meson.build: %s is not installed' % rel)
     for rel in sorted(listed - present):
@@ -98,8 +104,8 @@ def main():
 
     for e in errors:
         print(e)
-    print('%d man3 pages, %d man7 pages, %d functions, %d exported symbols: %s'
-          % (len(pages3), len(pages7), len(functions), len(exported),
+    print('%d man1 pages, %d man3 pages, %d man7 pages, %d functions, %d exported symbols: %s'
+          % (len(pages1), len(pages3), len(pages7), len(functions), len(exported),
              'FAILED (%d problems)' % len(errors) if errors else 'ok'))
     return 1 if errors else 0
 
@@ -123,6 +129,8 @@ def check_page(rel, name, section, text, is_function, node, codes, known):
     required = TYPE_SECTIONS if section == '7' or not (is_function or node) else FUNCTION_SECTIONS
     if section == '7':
         required = ['NAME', 'DESCRIPTION', 'SEE ALSO']
+    if section == '1':
+        required = PROGRAM_SECTIONS
     for sec in required:
         if sec not in secs:
             errors.append('%s: no %s section' % (rel, sec))

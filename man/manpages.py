@@ -72,7 +72,7 @@ def map_symbols(map_path):
 
 def meson_pages(meson_path):
     """Pages listed in man/meson.build, as paths relative to man/."""
-    return re.findall(r"'(man[37]/[^']+\.[37])'", read(meson_path))
+    return re.findall(r"'(man[137]/[^']+\.[137])'", read(meson_path))
 
 
 def sections(page_text):

@@ -6,17 +6,22 @@
 #   - the files, where librpma 1.x and Debian put them, with one version:
 #     librpma.so.0 (and the librpma.so link), or librpma.a when only a
 #     static library was asked for; librpma.pc; the CMake package under
-#     LIBDIR/librpma/cmake; librpma.h; the manual pages; the licence;
+#     LIBDIR/librpma/cmake; librpma.h; the manual pages; the licence; the
+#     programs (rpma-mirror, when built) and their pages, which run;
 #   - a C program built with `pkg-config --cflags --libs librpma` and one
 #     built with CMake's find_package(librpma), both against the staged
-#     copy, run against it.
+#     copy, run against it;
+#   - every example and rpma-mirror built out of the tree against the
+#     staged copy by examples/build-installed.sh (pkg-config only), the
+#     ones that need no RDMA device to start run with bad usage.
 #
 # usage: check-install.sh BUILD_DIR SOURCE_DIR PREFIX LIBDIR INCLUDEDIR \
-#                         DATADIR MANDIR VERSION DEFAULT_LIBRARY B_SANITIZE
+#                         DATADIR MANDIR VERSION DEFAULT_LIBRARY B_SANITIZE \
+#                         BINDIR PROGRAMS
 set -euo pipefail
 
 build=$1 src=$2 prefix=$3 libdir=$4 includedir=$5 datadir=$6 mandir=$7 version=$8
-default_library=$9 sanitize=${10}
+default_library=$9 sanitize=${10} bindir=${11} programs=${12:-}
 # a library built with sanitizers runs only in programs built with them
 cflags=()
 [ "$sanitize" = none ] || cflags=(-fsanitize="$sanitize")
@@ -76,6 +81,14 @@ grep -q 'Copyright 2026, the rpma-ng authors' "$doc/LICENSE" || fail "LICENSE ha
 pages=$(ls "$man/man3" | wc -l)
 [ "$pages" -ge 84 ] || fail "only $pages pages in man3"
 th=$(grep -h '^\.TH' "$man"/man3/* "$man"/man7/* | grep -vc "\"rpma-ng $version\"" || true)
+for p in $programs; do
+	[ -x "$stage$(abs "$bindir")/$p" ] || fail "$p is not installed in $bindir"
+	[ -f "$man/man1/$p.1" ] || fail "$p.1 is not installed in man1"
+	grep -q "^\.TH $p 1 .*\"rpma-ng $version\"" "$man/man1/$p.1" 2>/dev/null ||
+		fail "$p.1 does not say rpma-ng $version"
+	LD_LIBRARY_PATH=$lib "$stage$(abs "$bindir")/$p" --help 2>&1 | grep -q '^usage: ' ||
+		fail "the installed $p does not run"
+done
 [ "$th" -eq 0 ] || fail "$th manual pages do not say rpma-ng $version"
 [ -L "$man/man3/rpma_op.3" ] || fail "rpma_op.3 is not a link to rpma_completion.3"
 
@@ -131,8 +144,29 @@ CMAKE
 	fi
 fi
 
+# the examples, built as a user builds them (a shared library only: a
+# static one would need pkg-config --static, which they do not use)
+if [ "$default_library" != static ]; then
+	if PKG_CONFIG_SYSROOT_DIR=$stage CFLAGS="${cflags[*]}" CXXFLAGS="${cflags[*]}" CXX=${CXX:-c++} \
+		"$src/examples/build-installed.sh" "$stage$prefix" "$work/examples" >"$work/examples.log" 2>&1; then
+		tail -n 1 "$work/examples.log"
+		# they load the staged library and say how to use them
+		for p in 01-connection/client 04-write-flush/server 18-cxx/client rpma-mirror; do
+			[ -x "$work/examples/$p" ] || continue
+			rc=0
+			LD_LIBRARY_PATH=$lib "$work/examples/$p" >"$work/run.log" 2>&1 || rc=$?
+			[ $rc = 2 ] && grep -q '^usage: ' "$work/run.log" ||
+				fail "examples built out of the tree: $p without arguments: status $rc"
+		done
+	else
+		cat "$work/examples.log"
+		fail "examples/build-installed.sh could not build the examples against the staged copy"
+	fi
+fi
+
 echo "installed tree ($stage):"
-(cd "$stage" && find . \( -name 'librpma*' -o -name LICENSE -o -name 'rpma.hpp' \) | sort)
+(cd "$stage" && find . \( -name 'librpma*' -o -name LICENSE -o -name 'rpma.hpp' -o -name 'rpma-mirror*' \) |
+	sort)
 if [ "$failures" -ne 0 ]; then
 	echo "$failures problem(s)"
 	exit 1

@@ -20,6 +20,7 @@
 #
 # COMMAND sees: RPMA_TEST_ADDR=192.0.2.1  RPMA_TEST_PROVIDER=rxe|siw
 #               RPMA_TEST_DEVICE=rxe0|siw0  RPMA_TEST_PMEM=/dev/dax0.0 (--pmem)
+#               RPMA_TEST_PMEM_ALL="/dev/dax0.0 /dev/dax1.0 ..." (--pmem-count)
 # plus the host's RPMA_* and sanitizer variables and any --env.
 #
 # When the host has an RDMA device of its own (/sys/class/infiniband is not
@@ -36,6 +37,8 @@
 #                   502 MiB); trixie flavor: a 512 MiB QEMU NVDIMM (ACPI
 #                   NFIT), the kind rxe accepts for IBV_ACCESS_FLUSH_PERSISTENT
 #                   (README.md); RPMA_VM_PMEM=legacy|nvdimm overrides
+#   --pmem-count N  N separate device DAX areas (1-4, implies --pmem):
+#                   /dev/dax0.0 ... /dev/dax<N-1>.0, 128 MiB each when N > 1
 #   --timeout SEC   limit for COMMAND (default 600, RPMA_VM_TIMEOUT)
 #   --env NAME=VAL  extra environment for COMMAND (repeatable)
 #   --share DIR     one more directory shared read-write (repeatable)
@@ -57,7 +60,7 @@ set -uo pipefail
 export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 
 usage() {
-	echo "usage: $0 BUILDDIR [--flavor host|trixie] [--provider rxe|siw|none] [--pmem] [--timeout SEC] [--env N=V] [--share DIR] [--no-setup] [--keep] [--quiet] -- COMMAND..." >&2
+	echo "usage: $0 BUILDDIR [--flavor host|trixie] [--provider rxe|siw|none] [--pmem] [--pmem-count N] [--timeout SEC] [--env N=V] [--share DIR] [--no-setup] [--keep] [--quiet] -- COMMAND..." >&2
 	exit 2
 }
 
@@ -67,6 +70,7 @@ shift
 provider=rxe
 flavor=host
 pmem=0
+pmem_count=1
 timeout_s=${RPMA_VM_TIMEOUT:-600}
 setup=1
 keep=0
@@ -79,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--flavor) [ $# -ge 2 ] || usage; flavor=$2; shift 2 ;;
 	--flavor=*) flavor=${1#*=}; shift ;;
 	--pmem) pmem=1; shift ;;
+	--pmem-count) [ $# -ge 2 ] || usage; pmem=1; pmem_count=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || usage; timeout_s=$2; shift 2 ;;
 	--env) [ $# -ge 2 ] || usage; extra_env+=("$2"); shift 2 ;;
 	--share) [ $# -ge 2 ] || usage; extra_share+=("$2"); shift 2 ;;
@@ -92,6 +97,7 @@ done
 [ $# -ge 1 ] || usage
 case "$provider" in rxe | siw | none) ;; *) usage ;; esac
 case "$timeout_s" in '' | *[!0-9]*) usage ;; esac
+case "$pmem_count" in [1-4]) ;; *) echo "$0: --pmem-count takes 1 to 4" >&2; exit 2 ;; esac
 
 DIE_STATUS=125
 vm_init "$builddir" "$flavor"
@@ -107,6 +113,10 @@ if [ "$VM_FLAVOR" = host ] && host_has_rdma; then
 	[ -n "${RPMA_TEST_DEVICE:-}" ] || export RPMA_TEST_DEVICE=$(ls /sys/class/infiniband | head -n 1)
 	if [ "$pmem" = 1 ] && [ -z "${RPMA_TEST_PMEM:-}" ] && [ -c /dev/dax0.0 ]; then
 		export RPMA_TEST_PMEM=/dev/dax0.0
+	fi
+	if [ "$pmem" = 1 ] && [ -z "${RPMA_TEST_PMEM_ALL:-}" ]; then
+		all=$(ls /dev/dax*.* 2>/dev/null | head -n "$pmem_count" | tr '\n' ' ')
+		export RPMA_TEST_PMEM_ALL=${all% }
 	fi
 	for e in "${extra_env[@]}"; do export "${e?}"; done
 	ulimit -l unlimited 2>/dev/null || warn "cannot raise the locked-memory limit"
@@ -174,6 +184,7 @@ cat >"$job/conf" <<EOF
 PROVIDER=$provider
 PMEM=$pmem
 PMEM_KIND=$pmem_kind
+PMEM_COUNT=$pmem_count
 TIMEOUT=$timeout_s
 CWD=$(printf '%q' "$PWD")
 ADDR=$VM_ADDR
@@ -222,15 +233,26 @@ append="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic"
 qpmem=()
 if [ "$pmem" = 1 ] && [ "$pmem_kind" = legacy ]; then
 	mem=${RPMA_VM_MEM:-3072}
-	append="$append memmap=512M!2G"
+	if [ "$pmem_count" = 1 ]; then
+		append="$append memmap=512M!2G"
+	else
+		# the kernel merges adjacent e820 ranges of one type into one
+		# region: 128 MiB ranges 256 MiB apart stay apart (all below 3 GiB)
+		for ((i = 0; i < pmem_count; i++)); do
+			append="$append memmap=128M!$((2048 + i * 256))M"
+		done
+	fi
 elif [ "$pmem" = 1 ]; then
-	# a sparse file in the job directory backs the NVDIMM (no label area:
-	# one raw namespace, turned into device DAX by stage2.sh)
-	truncate -s 512M "$job/nvdimm.img" || die "cannot create $job/nvdimm.img"
+	# sparse files in the job directory back the NVDIMMs (no label area:
+	# one raw namespace each, turned into device DAX by stage2.sh)
+	nvdimm_mib=$((512 / pmem_count / 128 * 128))
 	machine=pc,nvdimm=on
-	mem="$mem,slots=2,maxmem=$((mem + 1024))M"
-	qpmem=(-object "memory-backend-file,id=nvmem0,share=on,mem-path=$job/nvdimm.img,size=512M"
-		-device nvdimm,id=nvdimm0,memdev=nvmem0)
+	mem="$mem,slots=$((pmem_count + 1)),maxmem=$((mem + 1024))M"
+	for ((i = 0; i < pmem_count; i++)); do
+		truncate -s "${nvdimm_mib}M" "$job/nvdimm$i.img" || die "cannot create $job/nvdimm$i.img"
+		qpmem+=(-object "memory-backend-file,id=nvmem$i,share=on,mem-path=$job/nvdimm$i.img,size=${nvdimm_mib}M"
+			-device "nvdimm,id=nvdimm$i,memdev=nvmem$i")
+	done
 fi
 [ -z "${RPMA_VM_APPEND:-}" ] || append="$append $RPMA_VM_APPEND"
 append="$append rpmavm.job=$job rpmavm.stage2=$VM_SRCDIR/guest/stage2.sh"
@@ -290,6 +312,7 @@ ready=$(elapsed "$T_BOOT" "$T_READY")
 cmd=$(elapsed "$T_READY" "$T_END")
 what=$provider
 [ "$pmem" = 1 ] && what="$what+pmem"
+[ "$pmem_count" = 1 ] || what="$what x$pmem_count"
 [ "$VM_FLAVOR" = host ] || what="$VM_FLAVOR, $what"
 msg "VM ($what, $accel): boot $boot s, rdma set-up $ready s, command $cmd s, wall $wall s, status $RC"
 [ -z "${RPMA_VM_TIMES:-}" ] || echo "boot=$boot ready=$ready cmd=$cmd wall=$wall" >>"$RPMA_VM_TIMES"

@@ -15,7 +15,8 @@
 # Each test runs under `timeout 120` with RPMA_TEST_ADDR=192.0.2.1,
 # RPMA_TEST_PROVIDER=PROVIDER, RPMA_TEST_DEVICE=rxe0|siw0 and
 # RPMA_TEST_PMEM=/dev/dax0.0 (emulated device-DAX pmem; RPMA_SUITE_PMEM=0
-# boots without it). Test protocol: exit 0 pass, 77 skip (the reason is the
+# boots without it, RPMA_SUITE_PMEM_COUNT=N gives N areas, listed in
+# RPMA_TEST_PMEM_ALL). Test protocol: exit 0 pass, 77 skip (the reason is the
 # last line it printed), anything else fail.
 #
 # setup.sh runs first (fast when cached). When siw.ko could not be built,
@@ -122,7 +123,7 @@ if [ "$build" = 1 ]; then
 	echo "# built ${#targets[@]} programs in $VM_FLAVOR_BUILD ($VM_FLAVOR root) in $(elapsed "$t_build") s"
 fi
 
-pmem_opt=(--pmem)
+pmem_opt=(--pmem-count "${RPMA_SUITE_PMEM_COUNT:-1}")
 [ "${RPMA_SUITE_PMEM:-1}" = 1 ] || pmem_opt=()
 times=$(mktemp)
 vmerr=$(mktemp)

@@ -6,7 +6,8 @@
 #
 # JOBDIR/conf   shell assignments: PROVIDER (rxe|siw|none), PMEM (0|1),
 #               PMEM_KIND (legacy: memmap= e820 pmem; nvdimm: QEMU's
-#               emulated NVDIMM, described by ACPI NFIT), TIMEOUT (s), CWD,
+#               emulated NVDIMM, described by ACPI NFIT), PMEM_COUNT (how
+#               many separate areas: one region each), TIMEOUT (s), CWD,
 #               ADDR
 # JOBDIR/env    exports forwarded from the host
 # JOBDIR/cmd    the command (a bash script)
@@ -39,7 +40,7 @@ for t in /dev/hvc0 /dev/hvc1; do
 	stty -F "$t" raw -echo 2>/dev/null
 done
 
-PROVIDER=rxe PMEM=0 PMEM_KIND=legacy TIMEOUT=600 CWD=/ ADDR=192.0.2.1
+PROVIDER=rxe PMEM=0 PMEM_KIND=legacy PMEM_COUNT=1 TIMEOUT=600 CWD=/ ADDR=192.0.2.1
 . "$JOB/conf"
 
 ulimit -l unlimited # memory registration pins pages
@@ -100,14 +101,17 @@ rdma_pmem_up() {
 	if [ ${#mods[@]} -gt 0 ]; then
 		modprobe -a "${mods[@]}" || { log "cannot load ${mods[*]}"; return 1; }
 	fi
-	local nd_pid=
+	local nd_pids=() i
 	if [ "$PMEM" = 1 ]; then
-		wait_for 10 test -e /sys/bus/nd/devices/namespace0.0 ||
-			{ log "no emulated pmem ($PMEM_KIND: no namespace0.0)"; return 1; }
-		if [ ! -e /dev/dax0.0 ]; then
-			ndctl create-namespace -f -e namespace0.0 -m devdax >/dev/null &
-			nd_pid=$!
-		fi
+		# one region, and one namespace, per area
+		for ((i = 0; i < PMEM_COUNT; i++)); do
+			wait_for 10 test -e /sys/bus/nd/devices/namespace$i.0 ||
+				{ log "no emulated pmem ($PMEM_KIND: no namespace$i.0)"; return 1; }
+			if [ ! -e /dev/dax$i.0 ]; then
+				ndctl create-namespace -f -e namespace$i.0 -m devdax >/dev/null &
+				nd_pids+=($!)
+			fi
+		done
 	fi
 	if [ -n "$mod" ]; then
 		# rdma_cm does not resolve routes on lo: a dummy netdev carries ADDR
@@ -120,11 +124,13 @@ rdma_pmem_up() {
 			wait_for 10 has_gid "$DEV" || { log "$DEV has no GID for $ADDR"; return 1; }
 		fi
 	fi
-	if [ -n "$nd_pid" ]; then
-		wait "$nd_pid" || { log "ndctl create-namespace failed"; return 1; }
-	fi
+	for i in "${nd_pids[@]}"; do
+		wait "$i" || { log "ndctl create-namespace failed"; return 1; }
+	done
 	if [ "$PMEM" = 1 ]; then
-		wait_for 10 test -c /dev/dax0.0 || { log "no /dev/dax0.0"; return 1; }
+		for ((i = 0; i < PMEM_COUNT; i++)); do
+			wait_for 10 test -c /dev/dax$i.0 || { log "no /dev/dax$i.0"; return 1; }
+		done
 	fi
 	return 0
 }
@@ -136,7 +142,12 @@ if rdma_pmem_up >"$JOB/setup.log" 2>&1; then
 		[ -r "$JOB/env" ] && . "$JOB/env"
 		export RPMA_TEST_ADDR=$ADDR RPMA_TEST_PROVIDER=$PROVIDER
 		[ -n "$DEV" ] && export RPMA_TEST_DEVICE=$DEV
-		[ "$PMEM" = 1 ] && export RPMA_TEST_PMEM=/dev/dax0.0
+		if [ "$PMEM" = 1 ]; then
+			export RPMA_TEST_PMEM=/dev/dax0.0
+			all=/dev/dax0.0
+			for ((i = 1; i < PMEM_COUNT; i++)); do all="$all /dev/dax$i.0"; done
+			export RPMA_TEST_PMEM_ALL=$all
+		fi
 		cd "$CWD" 2>/dev/null || cd /
 		exec timeout -k 5 "$TIMEOUT" /bin/bash "$JOB/cmd"
 	) </dev/null >&3 2>&4

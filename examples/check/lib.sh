@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+#
+# What the example checks share (sourced; see README.md here). A check runs
+# where there is RDMA (the test VM), as
+#     check/NN-topic.sh BINDIR [pmem|dram]
+# BINDIR holds the built examples (BINDIR/NN-topic/server, ...). It runs the
+# example's programs against each other, counts every program's exit
+# status and looks for what must be in their outputs; it ends with PASSED
+# (exit 0), FAILED (exit 1) or a reason to skip (exit 77, the last line).
+#
+# Environment: RPMA_TEST_ADDR (the address to use), RPMA_TEST_PROVIDER
+# (rxe, siw, host), RPMA_TEST_PMEM_ALL (device DAX areas, separated by
+# spaces), RPMA_EXAMPLE_TIMEOUT (seconds each program may take, 90).
+
+set -u
+[ $# -ge 1 ] || { echo "usage: $0 BINDIR [pmem|dram]" >&2; exit 2; }
+BIN=$(cd "$1" && pwd) || exit 2
+MODE=${2:-dram}
+case "$MODE" in pmem | dram) ;; *) echo "$0: the mode is pmem or dram" >&2; exit 2 ;; esac
+ADDR=${RPMA_TEST_ADDR:-}
+PROVIDER=${RPMA_TEST_PROVIDER:-}
+LIMIT=${RPMA_EXAMPLE_TIMEOUT:-90}
+[ -n "$ADDR" ] || { echo "RPMA_TEST_ADDR is not set: no RDMA address to use"; exit 77; }
+
+WORK=$(mktemp -d)
+declare -A PID STATUS
+FAILURES=0
+
+# program_of NAME: the PID of the program NAME runs (a child of timeout)
+program_of() {
+	local kids
+	kids=$(cat "/proc/${PID[$1]}/task/${PID[$1]}/children" 2>/dev/null)
+	echo "${kids%% *}"
+}
+
+cleanup() {
+	local name
+	for name in "${!PID[@]}"; do
+		kill -KILL $(program_of "$name") "${PID[$name]}" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+skip() {
+	echo "$*"
+	exit 77
+}
+fail() {
+	echo "FAILED: $*"
+	FAILURES=$((FAILURES + 1))
+}
+
+# is_iwarp: the provider carries no immediate data and no atomics
+is_iwarp() { [ "$PROVIDER" = siw ]; }
+
+# pmem_area I: the I-th device DAX area (from 0); skips the check when
+# there are not that many
+pmem_area() {
+	local -a all
+	read -r -a all <<<"${RPMA_TEST_PMEM_ALL:-${RPMA_TEST_PMEM:-}}"
+	[ "${#all[@]}" -gt "$1" ] ||
+		skip "needs $(($1 + 1)) device DAX areas, has ${#all[@]} (run-in-vm.sh --pmem-count)"
+	echo "${all[$1]}"
+}
+
+# show NAME: what the program printed, indented
+show() {
+	echo "--- $NAME_PREFIX$1 (status ${STATUS[$1]:-running}):"
+	sed 's/^/    /' "$WORK/$1.out"
+}
+NAME_PREFIX=
+
+# start NAME CMD...: runs CMD in the background, its output in WORK/NAME.out
+start() {
+	local name=$1
+	shift
+	echo "\$ $(printf '%q ' "$@")&    [$name]"
+	timeout -k 5 "$LIMIT" "$@" >"$WORK/$name.out" 2>&1 &
+	PID[$name]=$!
+	unset "STATUS[$name]"
+}
+
+# wait_for NAME TEXT [SECONDS]: until NAME's output holds TEXT; fails when
+# NAME ends or the time runs out first
+wait_for() {
+	local name=$1 text=$2 n=$((${3:-30} * 10))
+	while ! grep -qF -- "$text" "$WORK/$name.out" 2>/dev/null; do
+		if ! kill -0 "${PID[$name]:-}" 2>/dev/null; then
+			finish "$name"
+			grep -qF -- "$text" "$WORK/$name.out" && return 0
+			fail "$name ended before it printed \"$text\""
+			return 1
+		fi
+		n=$((n - 1))
+		if [ $n -le 0 ]; then
+			fail "$name did not print \"$text\" in time"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# listening NAME: until the server NAME listens
+listening() { wait_for "$1" "listening on"; }
+
+# finish NAME: waits for the background program NAME to end
+finish() {
+	[ -n "${PID[$1]:-}" ] || return 0
+	wait "${PID[$1]}"
+	STATUS[$1]=$?
+	unset "PID[$1]"
+}
+
+# stop NAME [SIGNAL]: signals the program NAME (TERM) and waits for it;
+# the signal goes to the program itself, not to the timeout around it,
+# which would pass TERM on but cannot pass KILL
+stop() {
+	[ -n "${PID[$1]:-}" ] || return 0
+	local prog
+	prog=$(program_of "$1")
+	[ -n "$prog" ] && kill -"${2:-TERM}" "$prog" 2>/dev/null
+	finish "$1"
+}
+
+# run NAME CMD...: runs CMD to its end
+run() {
+	local name=$1
+	shift
+	echo "\$ $(printf '%q ' "$@")   [$name]"
+	timeout -k 5 "$LIMIT" "$@" >"$WORK/$name.out" 2>&1
+	STATUS[$name]=$?
+}
+
+# status_is NAME CODE: NAME ended with exit status CODE
+status_is() {
+	finish "$1"
+	[ "${STATUS[$1]}" = "$2" ] || fail "$1 exited with status ${STATUS[$1]}, expected $2"
+}
+ok() { status_is "$1" 0; }
+
+# has NAME TEXT: NAME printed TEXT (a fixed string)
+has() {
+	grep -qF -- "$2" "$WORK/$1.out" || fail "$1 did not print \"$2\""
+}
+# lacks NAME TEXT: NAME did not print TEXT
+lacks() {
+	! grep -qF -- "$2" "$WORK/$1.out" || fail "$1 printed \"$2\""
+}
+# count NAME TEXT N: NAME printed N lines holding TEXT
+count() {
+	local n
+	n=$(grep -cF -- "$2" "$WORK/$1.out")
+	[ "$n" = "$3" ] || fail "$1 printed \"$2\" $n times, expected $3"
+}
+# value NAME SED-REGEX: the first match of the regex's group \1 in NAME's output
+value() { sed -n "s/$2/\\1/p" "$WORK/$1.out" | head -n 1; }
+
+# conclude: every output, then the verdict
+conclude() {
+	local f
+	for f in "$WORK"/*.out; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		show "${f%.out}"
+	done
+	if [ "$FAILURES" -ne 0 ]; then
+		echo "FAILED ($FAILURES problems)"
+		exit 1
+	fi
+	echo "PASSED"
+	exit 0
+}
+
+# conclude_skip REASON: like conclude, but what passed is only the
+# example's refusal of a capability the device lacks: the check is
+# reported skipped, with REASON, unless something failed
+conclude_skip() {
+	local f
+	for f in "$WORK"/*.out; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		show "${f%.out}"
+	done
+	if [ "$FAILURES" -ne 0 ]; then
+		echo "FAILED ($FAILURES problems)"
+		exit 1
+	fi
+	echo "$*"
+	exit 77
+}
