@@ -495,16 +495,53 @@ static void connect__accept_fails(void **state)
 	struct rdma_event_channel *evch = NULL;
 	struct rpma_ep *ep = fx_listen(&evch);
 	int base = fake_verbs_live_objects();
-	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
 	struct rpma_conn *conn = FX_POISON;
 	fake_verbs_fail(FAKE_ACCEPT, 1, ECONNABORTED);
 	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
 	assert_int_equal(rpma_err_get_provider_error(), ECONNABORTED);
 	assert_null(req);
 	assert_ptr_equal(conn, FX_POISON);
+	/* the client hears of it at once: rejected, on its id, once */
+	assert_int_equal(fake_verbs_id_calls(id, FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
 	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 1);
 	assert_int_equal(fake_verbs_live_objects(), base);
 	fx_shutdown(&ep);
+}
+
+static void connect__accept_and_reject_fail(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_ACCEPT, 1, ECONNABORTED);
+	fake_verbs_fail(FAKE_REJECT, 1, ENODEV);
+	fx_log_reset();
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	/* the caller hears of the accept; both failures are logged */
+	assert_int_equal(rpma_err_get_provider_error(), ECONNABORTED);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 2);
+	assert_non_null(strstr(fx_log_last(), "rdma_reject"));
+	assert_null(req);
+	assert_ptr_equal(conn, FX_POISON);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void connect__connect_fails_no_reject(void **state)
+{
+	(void)state;
+	/* an active side has nobody to reject */
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_CONNECT, 1, ETIMEDOUT);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
 }
 
 static void connect__pdata_too_long(void **state)
@@ -867,6 +904,8 @@ int main(void)
 		T(connect__passive),
 		T(connect__connect_fails),
 		T(connect__accept_fails),
+		T(connect__accept_and_reject_fail),
+		T(connect__connect_fails_no_reject),
 		T(connect__pdata_too_long),
 		T(connect__passive_pdata_196),
 		T(connect__reject_only_on_its_id),
