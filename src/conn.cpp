@@ -100,10 +100,6 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_create_event_channel");
 		goto free_conn;
 	}
-	if (verbs::migrate_id(id, conn->evch)) {
-		ret = RPMA_PROVIDER_FAILED(errno, "rdma_migrate_id");
-		goto destroy_evch;
-	}
 
 	/* an RDMA read lands locally (and on iWARP, is written remotely) */
 	conn->flush_sink_mr =
@@ -114,6 +110,16 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 		goto destroy_evch;
 	}
 
+	/*
+	 * The id moves last: until then it stays on its own channel, through
+	 * which the caller rejects the client when this fails. Moving it back
+	 * could fail and leave it on a destroyed channel.
+	 */
+	if (verbs::migrate_id(id, conn->evch)) {
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_migrate_id");
+		goto dereg_mr;
+	}
+
 	conn->peer = peer;
 	conn->id = id;
 	conn->queues = queues;
@@ -122,10 +128,10 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	*conn_ptr = conn;
 	return 0;
 
+dereg_mr:
+	if (verbs::dereg_mr(conn->flush_sink_mr))
+		RPMA_PROVIDER_FAILED_IN_CLEANUP(errno, "ibv_dereg_mr");
 destroy_evch:
-	/* id may still point at evch: librdmacm allows destroying the channel after the id only */
-	if (id->channel == conn->evch)
-		(void)verbs::migrate_id(id, nullptr);
 	verbs::destroy_event_channel(conn->evch);
 free_conn:
 	delete conn;

@@ -533,6 +533,33 @@ static void connect__accept_and_reject_fail(void **state)
 	fx_shutdown(&ep);
 }
 
+/*
+ * The connection's set-up fails once the id has moved to the connection's
+ * channel, and moving it back fails too: the id must still have a channel
+ * to carry the reject (librdmacm writes it there), and nothing is left.
+ */
+static void connect__setup_fails_client_still_rejected(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_REG_MR, 1, ENOMEM);
+	fake_verbs_fail(FAKE_MIGRATE_ID, 2, ENOMEM);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
+	assert_ptr_equal(conn, FX_POISON);
+	if (fake_verbs_misuse() != 0)
+		fail_msg("rdma-core misused: %s", fake_verbs_last_misuse());
+	assert_int_equal(fake_verbs_id_calls(id, FAKE_REJECT), 1);
+	assert_false(fake_verbs_id_live(id));
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
 static void connect__connect_fails_no_reject(void **state)
 {
 	(void)state;
@@ -906,6 +933,7 @@ int main(void)
 		T(connect__accept_fails),
 		T(connect__accept_and_reject_fail),
 		T(connect__connect_fails_no_reject),
+		T(connect__setup_fails_client_still_rejected),
 		T(connect__pdata_too_long),
 		T(connect__passive_pdata_196),
 		T(connect__reject_only_on_its_id),
