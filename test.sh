@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Sets up and runs every test: installs what is missing (Debian 12), builds
-# with warnings as errors, runs the unit, ABI, fuzz, C++, man page, rdma and
+# with warnings as errors, runs the unit, ABI, C++, man page, rdma and
 # example suites (rdma and examples over soft RoCE and soft iWARP in a
 # small VM when this host has no RDMA device), runs the device-free suites
-# once more under AddressSanitizer and UndefinedBehaviorSanitizer, and
-# prints "N passed, N failed, N skipped" counting every test case.
+# once more under AddressSanitizer and UndefinedBehaviorSanitizer, fuzzes
+# the decoders of network bytes with libFuzzer for a bounded time (a clang
+# build, suite fuzz), and prints "N passed, N failed, N skipped" counting
+# every test case.
 #
 # usage: ./test.sh [meson test arguments, e.g. --suite unit]
 #        (with arguments, only the main build runs them)
@@ -37,8 +39,20 @@ if [ $# -eq 0 ]; then
 	ninja -C "$sanitize_build" -j"$jobs" >/dev/null
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		meson test -C "$sanitize_build" --print-errorlogs --num-processes 2 \
-		--suite unit --suite cxx --suite fuzz --suite abi || status=$?
+		--suite unit --suite cxx --suite abi || status=$?
 	summaries+=("$sanitize_build:asan")
+
+	echo "rpma-ng: the decoders of network bytes under libFuzzer (clang, ASan, UBSan)"
+	fuzz_build=${build}-fuzz
+	if [ ! -f "$fuzz_build/build.ninja" ]; then
+		CC=clang CXX=clang++ meson setup "$fuzz_build" -Dwerror=true -Dfuzzer=true \
+			-Drdma_tests=disabled -Dman_checks=disabled -Dpmem2=disabled >/dev/null
+	fi
+	ninja -C "$fuzz_build" -j"$jobs" fuzz-targets >/dev/null
+	meson test -C "$fuzz_build" --no-rebuild --print-errorlogs --num-processes 2 \
+		--suite fuzz || status=$?
+	grep -h '^fuzz .* executions in' "$fuzz_build/meson-logs/testlog.txt" || true
+	summaries+=("$fuzz_build")
 fi
 
 python3 tests/summary.py "${summaries[@]}" || status=1
