@@ -5,7 +5,8 @@
 # with warnings as errors, runs the unit, ABI, C++, man page, rdma and
 # example suites (rdma and examples over soft RoCE and soft iWARP in a
 # small VM when this host has no RDMA device), runs the device-free suites
-# once more under AddressSanitizer and UndefinedBehaviorSanitizer, fuzzes
+# once more under AddressSanitizer and UndefinedBehaviorSanitizer, the unit
+# and C++ tests once more under ThreadSanitizer (suite tsan), fuzzes
 # the decoders of network bytes with libFuzzer for a bounded time (a clang
 # build, suite fuzz), and prints "N passed, N failed, N skipped" counting
 # every test case.
@@ -41,6 +42,18 @@ if [ $# -eq 0 ]; then
 		meson test -C "$sanitize_build" --print-errorlogs --num-processes 2 \
 		--suite unit --suite cxx --suite abi || status=$?
 	summaries+=("$sanitize_build:asan")
+
+	echo "rpma-ng: the unit and C++ tests again, under ThreadSanitizer (suite tsan)"
+	tsan_build=${build}-tsan
+	if [ ! -f "$tsan_build/build.ninja" ]; then
+		meson setup "$tsan_build" -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
+			-Drdma_tests=disabled -Dman_checks=disabled -Dpmem2=disabled >/dev/null
+	fi
+	ninja -C "$tsan_build" -j"$jobs" tsan-targets >/dev/null
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		meson test -C "$tsan_build" --no-rebuild --print-errorlogs --num-processes 2 \
+		--suite tsan || status=$?
+	summaries+=("$tsan_build:tsan")
 
 	echo "rpma-ng: the decoders of network bytes under libFuzzer (clang, ASan, UBSan)"
 	fuzz_build=${build}-fuzz
