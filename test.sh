@@ -9,7 +9,8 @@
 # and C++ tests once more under ThreadSanitizer (suite tsan), fuzzes
 # the decoders of network bytes with libFuzzer for a bounded time (a clang
 # build, suite fuzz), and prints "N passed, N failed, N skipped" counting
-# every test case.
+# each distinct test case once (tests/summary.py; the reruns and the VM
+# harness's smoke checks on lines of their own).
 #
 # usage: ./test.sh [meson test arguments, e.g. --suite unit]
 #        (with arguments, only the main build runs them)
