@@ -6,7 +6,8 @@ closing line 'N passed, N failed, N skipped'. Exits 1 when anything failed.
 What is counted, each once: every distinct test case. A case is a TAP line
 of a TAP test (a cmocka case, an rdma program run in the VM), or a test
 without TAP. The rdma programs run over rxe and siw and again on Debian 13
-(rdma-native): those runs are one case per program, failed when any run
+(rdma-native), the reliability programs over rxe and siw: those runs are
+one case per program, failed when any run
 failed, passed when one passed and none failed, skipped when all were
 skipped. Reruns in a build given with a LABEL (under a sanitizer) and the
 VM harness's own smoke checks are not in the total: they get lines of
@@ -20,8 +21,9 @@ import sys
 from collections import OrderedDict, defaultdict
 
 TAP = re.compile(r'^(not ok|ok)\b\s*(\d+)?\s*(?:-\s*)?([^#]*?)\s*(#\s*(SKIP|TODO)\b.*)?$', re.I)
-# the runs of the rdma programs: over a provider, or on Debian 13
-RDMA_RUN = re.compile(r'^rdma(-native)?-(rxe|siw)$')
+# the runs of the VM's programs over a provider: the rdma suite's, also on
+# Debian 13 (rdma-native), and the reliability suite's
+VM_RUN = re.compile(r'^(rdma|rdma-native|reliability)-(rxe|siw)$')
 SMOKE = re.compile(r'^rdma-smoke-')
 
 PASS, FAIL, SKIP = 'passed', 'failed', 'skipped'
@@ -90,8 +92,10 @@ def main():
             if SMOKE.match(test):
                 extra['%s: the VM harness\'s smoke checks' % suite][order[res]] += 1
                 continue
-            if RDMA_RUN.match(test) and case:
-                key = ('rdma', case)
+            vm_run = VM_RUN.match(test)
+            if vm_run and case:
+                family = 'reliability' if vm_run.group(1) == 'reliability' else 'rdma'
+                key = (family, case)
             else:
                 key = (test, case)
             if key not in distinct:
