@@ -209,6 +209,12 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	ret = conn_event_fd_new(conn);
 	if (ret)
 		goto destroy_evch;
+
+	/*
+	 * The id moves last: until then it stays on its own channel, through
+	 * which the caller rejects the client when this fails. Moving it back
+	 * could fail and leave it on a destroyed channel.
+	 */
 	if (verbs::migrate_id(id, conn->evch)) {
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_migrate_id");
 		goto close_fds;
@@ -233,9 +239,6 @@ close_fds:
 	close(conn->event_fd);
 	close(conn->stash_fd);
 destroy_evch:
-	/* id may still point at evch: librdmacm allows destroying the channel after the id only */
-	if (id->channel == conn->evch)
-		(void)verbs::migrate_id(id, nullptr);
 	verbs::destroy_event_channel(conn->evch);
 free_conn:
 	delete conn;

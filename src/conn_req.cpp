@@ -202,6 +202,12 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
 	rdma_conn_param param = conn_param_with(pdata);
 	if (passive ? verbs::accept(conn->id, &param) : verbs::connect(conn->id, &param)) {
 		ret = RPMA_PROVIDER_FAILED(errno, passive ? "rdma_accept" : "rdma_connect");
+		/*
+		 * A failed rdma_accept answers nothing: without a reject the
+		 * client waits for its connection until its own timeout.
+		 */
+		if (passive && verbs::reject(conn->id, nullptr, 0))
+			RPMA_PROVIDER_FAILED_IN_CLEANUP(errno, "rdma_reject");
 		(void)rpma_conn_delete(&conn);
 		return ret;
 	}

@@ -147,8 +147,10 @@ int rpma_ep_next_conn_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
 	}
 	if (ret) {
 		/* the client must not wait for an answer that will never come */
-		(void)verbs::reject(id, nullptr, 0);
-		(void)verbs::destroy_id(id);
+		if (verbs::reject(id, nullptr, 0))
+			RPMA_PROVIDER_FAILED_IN_CLEANUP(errno, "rdma_reject");
+		if (verbs::destroy_id(id))
+			RPMA_PROVIDER_FAILED_IN_CLEANUP(errno, "rdma_destroy_id");
 	}
 	return ret;
 }

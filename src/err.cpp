@@ -38,6 +38,14 @@ int provider_error(int err, const char *call, const char *file, int line, const 
 	return RPMA_E_PROVIDER;
 }
 
+void provider_error_in_cleanup(int err, const char *call, const char *file, int line,
+			       const char *func)
+{
+	const int first = last_provider_errno;
+	(void)provider_error(err, call, file, line, func);
+	last_provider_errno = first;
+}
+
 } /* namespace rpma */
 
 extern "C" {

@@ -24,11 +24,23 @@ int provider_error(int err, const char *call, const char *file, int line, const 
 /* Records err as the calling thread's provider error without logging. */
 void set_provider_error(int err);
 
+/*
+ * Logs "<call> failed: <strerror>" at ERROR for a failure in the clean-up
+ * after another one: the calling thread's provider error stays that of the
+ * first failure, the one the caller is told about.
+ */
+void provider_error_in_cleanup(int err, const char *call, const char *file, int line,
+			       const char *func);
+
 } /* namespace rpma */
 
 /* return RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr"); */
 #define RPMA_PROVIDER_FAILED(err, call)                                                            \
 	rpma::provider_error((err), (call), __FILE__, __LINE__, __func__)
+
+/* if (verbs::reject(id, nullptr, 0)) RPMA_PROVIDER_FAILED_IN_CLEANUP(errno, "rdma_reject"); */
+#define RPMA_PROVIDER_FAILED_IN_CLEANUP(err, call)                                                 \
+	rpma::provider_error_in_cleanup((err), (call), __FILE__, __LINE__, __func__)
 
 /* Argument checks: log what was wrong, return RPMA_E_INVAL. */
 #define RPMA_CHECK_ARG(cond)                                                                       \

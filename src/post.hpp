@@ -68,9 +68,15 @@ inline int local_sge(const rpma_mr_local *mr, size_t offset, size_t len, ibv_sge
 		}
 		return 0;
 	}
-	if (!range_fits(mr->size(), offset, len) || len > UINT32_MAX) {
+	if (!range_fits(mr->size(), offset, len)) {
 		RPMA_LOG_ERROR("%zu bytes at offset %zu do not fit the local region of %zu bytes",
 			       len, offset, mr->size());
+		return RPMA_E_INVAL;
+	}
+	/* a work request's length is 32 bits: cut, it would move other bytes */
+	if (len > UINT32_MAX) {
+		RPMA_LOG_ERROR("%zu bytes in one operation: an operation carries at most %u bytes",
+			       len, static_cast<unsigned>(UINT32_MAX));
 		return RPMA_E_INVAL;
 	}
 	sge->addr = mr->addr_at(offset);

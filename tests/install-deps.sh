@@ -12,8 +12,9 @@ build_packages=(meson ninja-build g++ pkg-config python3
 # librpma-dev: Debian's librpma 1.x header and library for the compatibility
 # tests (suites abi and interop); mandoc and groff-base: the man page checks; valgrind: leak checks;
 # clang-format: the style check; cmake: building against the installed
-# CMake package.
-test_packages=(librpma-dev mandoc groff-base valgrind clang-format cmake)
+# CMake package; clang and libclang-rt-14-dev: the libFuzzer build.
+test_packages=(librpma-dev mandoc groff-base valgrind clang-format cmake
+	clang libclang-rt-14-dev)
 
 wanted=("${build_packages[@]}")
 if [ "${1:-test}" = test ]; then

@@ -1,73 +1,127 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Counts the test cases of a meson test run: each TAP line of a TAP test
-(a cmocka case, an rdma test inside the VM) counts, and a plain test counts
-once. Prints one line per suite and the closing line 'N passed, N failed,
-N skipped'. Exits 1 when something failed.
+"""Counts the test cases of the meson test runs of test.sh and prints the
+closing line 'N passed, N failed, N skipped'. Exits 1 when anything failed.
 
-usage: summary.py BUILDDIR[:LABEL]...   (LABEL tags the suites of that build)
+What is counted, each once: every distinct test case. A case is a TAP line
+of a TAP test (a cmocka case, an rdma program run in the VM), or a test
+without TAP. The rdma programs run over rxe and siw and again on Debian 13
+(rdma-native), the reliability programs over rxe and siw: those runs are
+one case per program, failed when any run
+failed, passed when one passed and none failed, skipped when all were
+skipped. Reruns in a build given with a LABEL (under a sanitizer) and the
+VM harness's own smoke checks are not in the total: they get lines of
+their own, where a failure still fails the run.
+
+usage: summary.py BUILDDIR[:LABEL]...   (LABEL: the build reruns tests, e.g. asan)
 """
 import json
 import re
-import subprocess
 import sys
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 
-TAP = re.compile(r'^(not ok|ok)\b[^#]*(#\s*(SKIP|TODO)\b.*)?$', re.I)
+TAP = re.compile(r'^(not ok|ok)\b\s*(\d+)?\s*(?:-\s*)?([^#]*?)\s*(#\s*(SKIP|TODO)\b.*)?$', re.I)
+# the runs of the VM's programs over a provider: the rdma suite's, also on
+# Debian 13 (rdma-native), and the reliability suite's
+VM_RUN = re.compile(r'^(rdma|rdma-native|reliability)-(rxe|siw)$')
+SMOKE = re.compile(r'^rdma-smoke-')
+
+PASS, FAIL, SKIP = 'passed', 'failed', 'skipped'
 
 
-def count(build, label, per_suite, failed_names):
-    log = build + '/meson-logs/testlog.json'
-    # testlog.json of older meson names neither suite nor protocol
-    registered = {'%s / %s' % (t['suite'][0] if t['suite'] else '', t['name']): t
-                  for t in json.loads(subprocess.run(
-        ['meson', 'introspect', '--tests', build], check=True, capture_output=True,
-        text=True).stdout)}
-    for line in open(log):
+def runs_of(build):
+    """(suite, test, case, result) of every case run in a build"""
+    for line in open(build + '/meson-logs/testlog.json'):
         t = json.loads(line)
-        info = registered.get(t['name']) or registered.get(
-            next((k for k in registered if k.endswith(' / ' + t['name'])), ''), {})
-        suite = (t.get('suite') or info.get('suite') or ['?'])[0].split(':')[-1] + label
-        protocol = t.get('protocol') or info.get('protocol')
-        counts = per_suite[suite]
-        tap_lines = [m for m in (TAP.match(l.strip()) for l in (t.get('stdout') or '').splitlines()) if m]
-        if protocol == 'tap' and tap_lines:
-            for m in tap_lines:
-                if m.group(3) and m.group(3).upper() == 'SKIP':
-                    counts[2] += 1
-                elif m.group(1) == 'ok':
-                    counts[0] += 1
+        # 'project:suite1+suite2 / test'
+        head, _, test = t['name'].partition(' / ')
+        suite = head.split(':')[-1].split('+')[0]
+        results = []
+        tap = [m for m in (TAP.match(l.strip()) for l in (t.get('stdout') or '').splitlines())
+               if m]
+        if tap:
+            for m in tap:
+                name = m.group(3).strip() or 'case %s' % (m.group(2) or '?')
+                if m.group(5) and m.group(5).upper() == 'SKIP':
+                    res = SKIP
+                elif m.group(1).lower() == 'ok':
+                    res = PASS
                 else:
-                    counts[1] += 1
-            if t['result'] not in ('OK', 'SKIP', 'EXPECTEDFAIL') and not any(
-                    m.group(1) == 'not ok' for m in tap_lines):
-                counts[1] += 1  # e.g. crashed after its last TAP line
-                failed_names.append(t['name'])
-            elif any(m.group(1) == 'not ok' for m in tap_lines):
-                failed_names.append(t['name'])
+                    res = FAIL
+                results.append((name, res))
+            # a test that crashed or bailed out after its last case line
+            if t['result'] not in ('OK', 'SKIP', 'EXPECTEDFAIL') and \
+                    not any(r == FAIL for _, r in results):
+                results.append(('(%s: %s)' % (test, t['result'].lower()), FAIL))
         else:
             if t['result'] in ('OK', 'EXPECTEDFAIL'):
-                counts[0] += 1
+                res = PASS
             elif t['result'] == 'SKIP':
-                counts[2] += 1
+                res = SKIP
             else:
-                counts[1] += 1
-                failed_names.append(t['name'])
+                res = FAIL
+            results.append((None, res))
+        for case, res in results:
+            yield suite, test, case, res
+
+
+def merge(results):
+    if FAIL in results:
+        return FAIL
+    if PASS in results:
+        return PASS
+    return SKIP
 
 
 def main():
-    per_suite = defaultdict(lambda: [0, 0, 0])
-    failed_names = []
+    # key -> (suite, [results]) for the distinct cases, in the order first seen
+    distinct = OrderedDict()
+    extra = defaultdict(lambda: [0, 0, 0])  # the lines not in the total
+    runs = defaultdict(int)  # runs behind the distinct cases, per suite
+    failed = []
+    order = {PASS: 0, FAIL: 1, SKIP: 2}
     for arg in sys.argv[1:]:
         build, _, label = arg.partition(':')
-        count(build, '+' + label if label else '', per_suite, failed_names)
-    total = [sum(c[i] for c in per_suite.values()) for i in range(3)]
+        for suite, test, case, res in runs_of(build):
+            where = '%s / %s' % (test, case) if case else test
+            if res == FAIL:
+                failed.append(where + (' (%s)' % label if label else ''))
+            if label:
+                extra['%s: %s again' % (label, suite)][order[res]] += 1
+                continue
+            if SMOKE.match(test):
+                extra['%s: the VM harness\'s smoke checks' % suite][order[res]] += 1
+                continue
+            vm_run = VM_RUN.match(test)
+            if vm_run and case:
+                family = 'reliability' if vm_run.group(1) == 'reliability' else 'rdma'
+                key = (family, case)
+            else:
+                key = (test, case)
+            if key not in distinct:
+                distinct[key] = ([], [])
+            distinct[key][0].append(suite)
+            distinct[key][1].append(res)
+
+    per_suite = defaultdict(lambda: [0, 0, 0])
+    for suites, results in distinct.values():
+        # a program of the rdma suite rerun on Debian 13 counts in rdma
+        suite = 'rdma' if 'rdma' in suites else suites[0]
+        per_suite[suite][order[merge(results)]] += 1
+        runs[suite] += len(results)
     for suite, (p, f, s) in sorted(per_suite.items()):
-        print('  %-14s %4d passed, %d failed, %d skipped' % (suite, p, f, s))
-    if failed_names:
-        print('failed: ' + ', '.join(sorted(set(failed_names))))
+        n = p + f + s
+        more = ' (%d runs)' % runs[suite] if runs[suite] > n else ''
+        print('  %-14s %4d passed, %d failed, %d skipped%s' % (suite, p, f, s, more))
+    if extra:
+        print('not in the total:')
+        for what, (p, f, s) in sorted(extra.items()):
+            print('  %-34s %4d passed, %d failed, %d skipped' % (what, p, f, s))
+    if failed:
+        print('failed: ' + ', '.join(sorted(set(failed))))
+    total = [sum(c[i] for c in per_suite.values()) for i in range(3)]
     print('%d passed, %d failed, %d skipped' % tuple(total))
-    return 1 if total[1] else 0
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':

@@ -191,6 +191,13 @@ static void sleep_us(long us)
 
 /* processes */
 
+int t_deadline_s = 60;
+
+void t_set_deadline(int seconds)
+{
+	t_deadline_s = seconds;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;

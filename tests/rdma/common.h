@@ -23,7 +23,8 @@
 #include <librpma.h>
 
 /* how long a whole test may run before the parent kills it (seconds) */
-#define T_DEADLINE_S 60
+#define T_DEADLINE_S t_deadline_s
+extern int t_deadline_s; /* 60 unless t_set_deadline() changed it */
 /* how long one wait for a peer, an event or a completion may take (ms) */
 #define T_WAIT_MS 20000
 
@@ -41,6 +42,9 @@ extern struct t_env t_env;
 
 /* Read the environment (skip without RPMA_TEST_ADDR) and pick the port. */
 void t_init(const char *name, int index);
+
+/* A longer (or shorter) deadline for the whole test, before t_run(). */
+void t_set_deadline(int seconds);
 
 /* true when the tests run over soft iWARP */
 bool t_is_siw(void);

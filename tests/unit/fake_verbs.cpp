@@ -1729,6 +1729,20 @@ static void record_conn_param(const rdma_conn_param *param)
 	s.conn_param_set = true;
 }
 
+/*
+ * rdma_connect, rdma_accept, rdma_reject and rdma_disconnect write their
+ * command to the id's event channel: one destroyed under the id is a use
+ * after free in librdmacm, and the peer never hears the command.
+ */
+static bool has_channel(rdma_cm_id *id, const char *call)
+{
+	if (as<fake_id>(id)->channel == nullptr) {
+		misuse("%s: the event channel of the id was destroyed", call);
+		return false;
+	}
+	return true;
+}
+
 int connect(rdma_cm_id *id, rdma_conn_param *param)
 {
 	state &s = st();
@@ -1737,6 +1751,8 @@ int connect(rdma_cm_id *id, rdma_conn_param *param)
 		return fail_minus1(err);
 	if (!is_live(id, kind::id, "rdma_connect"))
 		return fail_minus1(EINVAL);
+	if (!has_channel(id, "rdma_connect"))
+		return fail_minus1(EBADF);
 	if (!id->verbs || id->route.num_paths == 0) {
 		misuse("rdma_connect: the route of the id was not resolved");
 		return fail_minus1(EINVAL);
@@ -1756,6 +1772,8 @@ int accept(rdma_cm_id *id, rdma_conn_param *param)
 		return fail_minus1(err);
 	if (!is_live(id, kind::id, "rdma_accept"))
 		return fail_minus1(EINVAL);
+	if (!has_channel(id, "rdma_accept"))
+		return fail_minus1(EBADF);
 	if (param && param->private_data_len > 196)
 		return fail_minus1(EINVAL);
 	record_conn_param(param);
@@ -1771,6 +1789,8 @@ int reject(rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
 		return fail_minus1(err);
 	if (!is_live(id, kind::id, "rdma_reject"))
 		return fail_minus1(EINVAL);
+	if (!has_channel(id, "rdma_reject"))
+		return fail_minus1(EBADF);
 	if (private_data && private_data_len > 148)
 		return fail_minus1(EINVAL);
 	record_conn_pdata(private_data, private_data_len);
@@ -1786,6 +1806,8 @@ int disconnect(rdma_cm_id *id)
 		return fail_minus1(err);
 	if (!is_live(id, kind::id, "rdma_disconnect"))
 		return fail_minus1(EINVAL);
+	if (!has_channel(id, "rdma_disconnect"))
+		return fail_minus1(EBADF);
 	count_id_call(id, FAKE_DISCONNECT);
 	return 0;
 }

@@ -21,6 +21,8 @@
 # COMMAND sees: RPMA_TEST_ADDR=192.0.2.1  RPMA_TEST_PROVIDER=rxe|siw
 #               RPMA_TEST_DEVICE=rxe0|siw0  RPMA_TEST_PMEM=/dev/dax0.0 (--pmem)
 #               RPMA_TEST_PMEM_ALL="/dev/dax0.0 /dev/dax1.0 ..." (--pmem-count)
+#               RPMA_TEST_SILENT_ADDR=198.51.100.1 (routed to a dummy netdev
+#               that sends ARP and gets no answer: resolving it times out)
 # plus the host's RPMA_* and sanitizer variables and any --env.
 #
 # When the host has an RDMA device of its own (/sys/class/infiniband is not

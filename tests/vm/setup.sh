@@ -23,8 +23,8 @@
 #  4. the initramfs (busybox + virtio/9p/overlay modules) is built;
 #  5. siw.ko, which Debian does not build, is compiled out of tree from
 #     linux-source of the same version against linux-headers of the image.
-#     Failing that, the reason is recorded: the host flavor's siw suites
-#     report their tests skipped, the trixie flavor's fail with it.
+#     Failing that, the reason is recorded, and the siw suites fail with
+#     it (unless meson's options leave siw out).
 #
 # --flavor  host (the default): the host's root and Debian 12's kernel;
 #           trixie: a Debian 13 root and kernel (see lib.sh)

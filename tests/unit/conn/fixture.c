@@ -9,6 +9,7 @@
 
 #include <poll.h>
 
+#include "alloc_hooks.h"
 #include "fixture.h"
 
 struct rpma_peer *fx_peer;
@@ -443,4 +444,60 @@ unsigned fx_each_provider_failure(const struct fx_ctor *ctor, void *arg, int err
 	fx_release();
 	fx_fresh();
 	return injected;
+}
+
+unsigned fx_each_alloc_failure(const struct fx_ctor *ctor, void *arg)
+{
+	/* the successful run: how many allocations */
+	fx_release();
+	fx_fresh();
+	if (ctor->setup != NULL)
+		ctor->setup(arg);
+	if (ctor->prelude != NULL)
+		ctor->prelude(arg);
+	ut_alloc_count();
+	int ret = ctor->run(arg);
+	unsigned made = ut_alloc_disarm();
+	if (ret != 0)
+		fail_msg("the constructor failed with %d without any injected failure", ret);
+	ctor->cleanup(arg, true);
+	if (made == 0)
+		fail_msg("the constructor allocated nothing: no failure to inject");
+
+	for (unsigned nth = 1; nth <= made; nth++) {
+		fx_release();
+		fx_fresh();
+		if (ctor->setup != NULL)
+			ctor->setup(arg);
+		int base_objects = fake_verbs_live_objects();
+		unsigned long base_blocks = ut_alloc_live();
+		if (ctor->prelude != NULL)
+			ctor->prelude(arg);
+
+		ut_alloc_fail_nth(nth);
+		ret = ctor->run(arg);
+		unsigned attempts = ut_alloc_disarm();
+		if (!ut_alloc_failed())
+			fail_msg("allocation #%u of %u failing: only %u attempted this time", nth,
+				 made, attempts);
+		if (ret != RPMA_E_NOMEM)
+			fail_msg("allocation #%u of %u failing: the constructor returned %d, not "
+				 "RPMA_E_NOMEM",
+				 nth, made, ret);
+		ctor->untouched(arg);
+		if (fake_verbs_live_objects() != base_objects)
+			fail_msg("allocation #%u of %u failing: %d rdma-core object(s) left behind",
+				 nth, made, fake_verbs_live_objects() - base_objects);
+		if (ut_alloc_live() != base_blocks)
+			fail_msg("allocation #%u of %u failing: %ld block(s) of memory left behind",
+				 nth, made, (long)(ut_alloc_live() - base_blocks));
+		ctor->cleanup(arg, false);
+		if (fake_verbs_misuse() != 0)
+			fail_msg("allocation #%u of %u failing: rdma-core misused: %s", nth, made,
+				 fake_verbs_last_misuse());
+	}
+
+	fx_release();
+	fx_fresh();
+	return made;
 }

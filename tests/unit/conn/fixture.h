@@ -141,4 +141,15 @@ struct fx_ctor {
  */
 unsigned fx_each_provider_failure(const struct fx_ctor *ctor, void *arg, int err);
 
+/*
+ * Runs the constructor once with the library's allocations counted (see
+ * alloc_hooks.h), then, on a fresh fake each time, fails each of them in
+ * turn: the constructor must return RPMA_E_NOMEM, leave its out-pointer
+ * untouched (untouched()), and leave no rdma-core object and no block of the
+ * library's memory behind (beyond what setup() made), which cleanup() must
+ * still be able to delete. Returns how many failures were injected; fails
+ * the test when the constructor allocates nothing.
+ */
+unsigned fx_each_alloc_failure(const struct fx_ctor *ctor, void *arg);
+
 #endif /* CONN_FIXTURE_H */

@@ -500,16 +500,131 @@ static void connect__accept_fails(void **state)
 	struct rdma_event_channel *evch = NULL;
 	struct rpma_ep *ep = fx_listen(&evch);
 	int base = fake_verbs_live_objects();
-	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
 	struct rpma_conn *conn = FX_POISON;
 	fake_verbs_fail(FAKE_ACCEPT, 1, ECONNABORTED);
 	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
 	assert_int_equal(rpma_err_get_provider_error(), ECONNABORTED);
 	assert_null(req);
 	assert_ptr_equal(conn, FX_POISON);
+	/* the client hears of it at once: rejected, on its id, once */
+	assert_int_equal(fake_verbs_id_calls(id, FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
 	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 1);
 	assert_int_equal(fake_verbs_live_objects(), base);
 	fx_shutdown(&ep);
+}
+
+static void connect__accept_and_reject_fail(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_ACCEPT, 1, ECONNABORTED);
+	fake_verbs_fail(FAKE_REJECT, 1, ENODEV);
+	fx_log_reset();
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	/* the caller hears of the accept; both failures are logged */
+	assert_int_equal(rpma_err_get_provider_error(), ECONNABORTED);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 2);
+	assert_non_null(strstr(fx_log_last(), "rdma_reject"));
+	assert_null(req);
+	assert_ptr_equal(conn, FX_POISON);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+/*
+ * What connect and accept ask of rdma_cm, as librpma 1.x asked it: as many
+ * reads in flight as the devices allow both ways (a flush is a read), flow
+ * control, and the most retries a 3-bit field holds, 7, which for RNR means
+ * retrying until the receiver is ready.
+ */
+static void expect_librpma_conn_param(const void *pdata, uint8_t len)
+{
+	const struct rdma_conn_param *p = fake_verbs_last_conn_param();
+	assert_non_null(p);
+	assert_int_equal(p->responder_resources, RDMA_MAX_RESP_RES);
+	assert_int_equal(p->initiator_depth, RDMA_MAX_INIT_DEPTH);
+	assert_int_equal(p->flow_control, 1);
+	assert_int_equal(p->retry_count, 7);
+	assert_int_equal(p->rnr_retry_count, 7);
+	/* the QP's own number and SRQ use, not overridden */
+	assert_int_equal(p->srq, 0);
+	assert_int_equal(p->qp_num, 0);
+	assert_int_equal(p->private_data_len, len);
+	if (len == 0)
+		assert_null(p->private_data);
+	else
+		assert_memory_equal(p->private_data, pdata, len);
+}
+
+static void connect__conn_param(void **state)
+{
+	(void)state;
+	static char hello[] = "hello";
+	struct rpma_conn_private_data pdata = { hello, sizeof(hello) };
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	for (int passive = 0; passive <= 1; passive++) {
+		for (int with_pdata = 0; with_pdata <= 1; with_pdata++) {
+			struct rpma_conn_req *req = passive ? fx_req_passive(ep, evch, NULL, NULL,
+									     0, NULL)
+							    : fx_req_active(NULL, NULL);
+			struct rpma_conn *conn = NULL;
+			unsigned calls = fake_verbs_calls(passive ? FAKE_ACCEPT : FAKE_CONNECT);
+			assert_int_equal(
+			    rpma_conn_req_connect(&req, with_pdata ? &pdata : NULL, &conn), 0);
+			assert_int_equal(fake_verbs_calls(passive ? FAKE_ACCEPT : FAKE_CONNECT),
+					 calls + 1);
+			expect_librpma_conn_param(with_pdata ? hello : NULL,
+						  with_pdata ? sizeof(hello) : 0);
+			fx_conn_delete(&conn);
+		}
+	}
+	fx_shutdown(&ep);
+}
+
+/*
+ * The connection's set-up fails once the id has moved to the connection's
+ * channel, and moving it back fails too: the id must still have a channel
+ * to carry the reject (librdmacm writes it there), and nothing is left.
+ */
+static void connect__setup_fails_client_still_rejected(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_REG_MR, 1, ENOMEM);
+	fake_verbs_fail(FAKE_MIGRATE_ID, 2, ENOMEM);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
+	assert_ptr_equal(conn, FX_POISON);
+	if (fake_verbs_misuse() != 0)
+		fail_msg("rdma-core misused: %s", fake_verbs_last_misuse());
+	assert_int_equal(fake_verbs_id_calls(id, FAKE_REJECT), 1);
+	assert_false(fake_verbs_id_live(id));
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void connect__connect_fails_no_reject(void **state)
+{
+	(void)state;
+	/* an active side has nobody to reject */
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct rpma_conn *conn = FX_POISON;
+	fake_verbs_fail(FAKE_CONNECT, 1, ETIMEDOUT);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
 }
 
 static void connect__pdata_too_long(void **state)
@@ -872,6 +987,10 @@ int main(void)
 		T(connect__passive),
 		T(connect__connect_fails),
 		T(connect__accept_fails),
+		T(connect__accept_and_reject_fail),
+		T(connect__connect_fails_no_reject),
+		T(connect__conn_param),
+		T(connect__setup_fails_client_still_rejected),
 		T(connect__pdata_too_long),
 		T(connect__passive_pdata_196),
 		T(connect__reject_only_on_its_id),

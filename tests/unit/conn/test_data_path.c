@@ -273,6 +273,41 @@ static void write__beyond_regions(void **state)
 	assert_int_equal(fake_verbs_sends(), 0);
 }
 
+/*
+ * One operation carries at most 2^32 - 1 bytes: a work request's length is
+ * 32 bits. A longer one, between regions that hold it, is refused with a
+ * message that says so, and nothing is posted: a length cut to 32 bits
+ * would move other bytes than asked for.
+ */
+static void operations__longer_than_32_bits(void **state)
+{
+	(void)state;
+	const size_t huge = (size_t)5 << 30;
+	const size_t len = ((size_t)1 << 32) + 16;
+	/* never touched: the fake registers any address */
+	void *far = (void *)(uintptr_t)0x100000000000ULL;
+	struct rpma_mr_local *big = fx_mr(far, huge, LUSAGE_ALL);
+	struct rpma_mr_remote *rbig = fx_mr_remote(RADDR, huge, RKEY, RUSAGE_ALL);
+	const int f = RPMA_F_COMPLETION_ALWAYS;
+
+	fx_log_reset();
+	FX_INVAL(rpma_write(conn, rbig, 0, big, 0, len, f, &ctx));
+	assert_non_null(strstr(fx_log_last(), "at most 4294967295 bytes"));
+	FX_INVAL(rpma_read(conn, big, 0, rbig, 0, len, f, &ctx));
+	FX_INVAL(rpma_write_with_imm(conn, rbig, 0, big, 0, len, f, 1, &ctx));
+	FX_INVAL(rpma_send(conn, big, 0, len, f, &ctx));
+	FX_INVAL(rpma_recv(conn, big, 0, len, &ctx));
+	/* 2^32 - 1 bytes is the most: posted as it is */
+	assert_int_equal(rpma_write(conn, rbig, 0, big, 0, UINT32_MAX, f, &ctx), 0);
+	assert_int_equal(fake_verbs_sends(), 1);
+	assert_int_equal(fake_verbs_send(0)->wr.sg_list[0].length, UINT32_MAX);
+	/* a flush reads a few bytes, whatever the length of the range */
+	assert_int_equal(rpma_flush(conn, rbig, 0, len, RPMA_FLUSH_TYPE_VISIBILITY, f, &ctx), 0);
+
+	fx_mr_remote_delete(&rbig);
+	fx_mr_dereg(&big);
+}
+
 static void write__post_fails(void **state)
 {
 	(void)state;
@@ -1054,6 +1089,7 @@ int main(void)
 		T(write__zero_length),
 		T(write__null_mismatch),
 		T(write__beyond_regions),
+		T(operations__longer_than_32_bits),
 		T(write__post_fails),
 		T(write_with_imm__null_conn),
 		T(write_with_imm__no_flags),

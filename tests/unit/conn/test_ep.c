@@ -422,6 +422,26 @@ static void next_conn_req__not_a_request(void **state)
 	fx_shutdown(&ep);
 }
 
+static void next_conn_req__reject_fails_too(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	fake_verbs_push_cm_event(evch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, NULL, 0);
+	struct rpma_conn_req *req = FX_POISON;
+	fake_verbs_fail(FAKE_CREATE_QP_EX, 1, ENOMEM);
+	fake_verbs_fail(FAKE_REJECT, 1, ECONNRESET);
+	fx_log_reset();
+	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_PROVIDER);
+	/* the caller hears of the QP; the reject is logged */
+	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
+	assert_non_null(strstr(fx_log_last(), "rdma_reject"));
+	assert_ptr_equal(req, FX_POISON);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
 static void next_conn_req__requests_in_order(void **state)
 {
 	(void)state;
@@ -561,11 +581,16 @@ static void next_conn_req__create_qp_fails_rejects(void **state)
 	struct rpma_ep *ep = fx_listen(&evch);
 	int base = fake_verbs_live_objects();
 	fake_verbs_push_cm_event(evch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, NULL, 0);
+	struct rdma_cm_id *client = fake_verbs_last_id();
 	struct rpma_conn_req *req = FX_POISON;
 	fake_verbs_fail(FAKE_CREATE_QP_EX, 1, ENOMEM);
 	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_PROVIDER);
 	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
 	assert_ptr_equal(req, FX_POISON);
+	/* the client is told at once, on its own id */
+	assert_int_equal(fake_verbs_id_calls(client, FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
+	assert_false(fake_verbs_id_live(client));
 	/* the event is acknowledged and the incoming id destroyed */
 	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 1);
 	assert_int_equal(fake_verbs_live_objects(), base);
@@ -608,6 +633,7 @@ int main(void)
 		T(next_conn_req__get_cm_event_fails),
 		T(next_conn_req__not_a_request),
 		T(next_conn_req__requests_in_order),
+		T(next_conn_req__reject_fails_too),
 		T(next_conn_req__each_provider_failure),
 		T(next_conn_req__each_provider_failure_rcq_shared),
 		T(next_conn_req__each_provider_failure_rcq),

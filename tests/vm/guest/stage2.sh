@@ -41,6 +41,7 @@ for t in /dev/hvc0 /dev/hvc1; do
 done
 
 PROVIDER=rxe PMEM=0 PMEM_KIND=legacy PMEM_COUNT=1 TIMEOUT=600 CWD=/ ADDR=192.0.2.1
+SILENT_NET=198.51.100.0/24 SILENT_ADDR=198.51.100.1
 . "$JOB/conf"
 
 ulimit -l unlimited # memory registration pins pages
@@ -118,6 +119,10 @@ rdma_pmem_up() {
 		local cmds="addr add $ADDR/32 dev dummy0"$'\n'"link set dummy0 up"
 		[ -e /sys/class/net/dummy0 ] || cmds="link add dummy0 type dummy"$'\n'"$cmds"
 		ip -batch - <<<"$cmds" || return 1
+		# an address nobody answers for, on a link that asks (ARP): resolving
+		# it can only time out (rpma_conn_cfg_set_timeout)
+		ip -batch - <<<"link add dummy1 type dummy"$'\n'"link set dummy1 arp on up"$'\n'"route add $SILENT_NET dev dummy1" ||
+			return 1
 		rdma link add "$DEV" type "$type" netdev dummy0 || return 1
 		wait_for 10 port_active "$DEV" || { log "$DEV port not active"; return 1; }
 		if [ "$type" = rxe ]; then
@@ -141,7 +146,7 @@ if rdma_pmem_up >"$JOB/setup.log" 2>&1; then
 	(
 		[ -r "$JOB/env" ] && . "$JOB/env"
 		export RPMA_TEST_ADDR=$ADDR RPMA_TEST_PROVIDER=$PROVIDER
-		[ -n "$DEV" ] && export RPMA_TEST_DEVICE=$DEV
+		[ -n "$DEV" ] && export RPMA_TEST_DEVICE=$DEV RPMA_TEST_SILENT_ADDR=$SILENT_ADDR
 		if [ "$PMEM" = 1 ]; then
 			export RPMA_TEST_PMEM=/dev/dax0.0
 			all=/dev/dax0.0
