@@ -2,16 +2,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """
 check-synopsis.py -- the SYNOPSIS of each function page shows the prototype
-that include/librpma.h declares, and includes <librpma.h>.
+that include/librpma.h declares, and includes <librpma.h>; a struct or an
+enum that a SYNOPSIS spells out is the header's.
 
 The page's SYNOPSIS is turned into the text a reader sees (font macros
 joined, escapes removed); the function's prototype must appear in it, the
-same as in the header except for whitespace.
+same as in the header except for whitespace. Every definition of a struct
+or an enum in a SYNOPSIS of any page must list the members of the header's
+definition, in its order, with the same types.
 
 Usage: check-synopsis.py SOURCE_ROOT
 Exit status 0 when every page matches, 1 otherwise.
 """
 
+import glob
 import os
 import re
 import sys
@@ -67,10 +71,28 @@ def main():
                           '    header: %s\n    page:   %s'
                           % (rel, ' '.join(proto.split()), ' '.join(shown[0].split())))
 
+    types = manpages.header_type_bodies(os.path.join(root, 'include', 'librpma.h'))
+    shown_types = 0
+    for path in sorted(glob.glob(os.path.join(root, 'man', 'man3', '*.3'))):
+        rel = 'man3/' + os.path.basename(path)
+        secs = manpages.sections(manpages.read(path))
+        text = manpages.roff_to_text(secs.get('SYNOPSIS', []))
+        for (kind, name), members in sorted(manpages.type_bodies(text).items()):
+            shown_types += 1
+            want = types.get((kind, name))
+            if want is None:
+                errors.append('%s: SYNOPSIS defines %s %s, which include/librpma.h does not'
+                              % (rel, kind, name))
+            elif members != want:
+                errors.append('%s: SYNOPSIS %s %s differs from include/librpma.h\n'
+                              '    header: %s\n    page:   %s'
+                              % (rel, kind, name, '; '.join(want), '; '.join(members)))
+
     for e in errors:
         print(e)
-    print('%d prototypes checked: %s'
-          % (len(functions), 'FAILED (%d problems)' % len(errors) if errors else 'ok'))
+    print('%d prototypes and %d struct and enum definitions checked: %s'
+          % (len(functions), shown_types,
+             'FAILED (%d problems)' % len(errors) if errors else 'ok'))
     return 1 if errors else 0
 
 

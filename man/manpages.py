@@ -54,6 +54,20 @@ def header_types(header_path):
     return names
 
 
+def type_bodies(code):
+    """{('struct' or 'enum', name): [members]} of the definitions in C code,
+    each member (a field or an enumerator) in the form of normalize()."""
+    found = {}
+    for m in re.finditer(r'\b(struct|enum)\s+(\w+)\s*\{(.*?)\}\s*;', code, flags=re.S):
+        members = [normalize(x) for x in re.split(r'[;,]', m.group(3)) if x.strip()]
+        found[(m.group(1), m.group(2))] = members
+    return found
+
+
+def header_type_bodies(header_path):
+    return type_bodies(_header_code(header_path))
+
+
 def header_error_codes(header_path):
     return set(re.findall(r'#define\s+(RPMA_E_\w+)\s', read(header_path)))
 
