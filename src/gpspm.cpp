@@ -382,14 +382,14 @@ bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *
 	if (wc.wr_id == answer_wr_id(g)) {
 		if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
 			RPMA_LOG_ERROR("a GPSPM answer could not be sent: %s",
-				       ibv_wc_status_str(wc.status));
+				       verbs::wc_status_str(wc.status));
 		return false;
 	}
 
 	/* a receive buffer: it held a message, or the queue pair failed */
 	if (wc.status != IBV_WC_SUCCESS) {
 		if (!g->broken.load(std::memory_order_relaxed) && wc.status != IBV_WC_WR_FLUSH_ERR)
-			RPMA_LOG_ERROR("GPSPM receive failed: %s", ibv_wc_status_str(wc.status));
+			RPMA_LOG_ERROR("GPSPM receive failed: %s", verbs::wc_status_str(wc.status));
 		fail_in_flight(g, flush, wc.status);
 		return false;
 	}

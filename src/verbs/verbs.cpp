@@ -236,6 +236,11 @@ int create_qp_ex(rdma_cm_id *id, ibv_qp_init_attr_ex *attr)
 	return rdma_create_qp_ex(id, attr);
 }
 
+const char *wc_status_str(ibv_wc_status status)
+{
+	return ibv_wc_status_str(status);
+}
+
 int modify_qp_to_error(ibv_qp *qp)
 {
 	ibv_qp_attr attr{};

@@ -41,6 +41,9 @@ void ack_cq_events(ibv_cq *cq, unsigned int nevents);
 /* as ibv_poll_cq: the number of completions stored, or negative on failure */
 int poll_cq(ibv_cq *cq, int num_entries, ibv_wc *wc);
 
+/* the name of a completion status, for log lines */
+const char *wc_status_str(ibv_wc_status status);
+
 /* shared receive queues */
 ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr);
 int destroy_srq(ibv_srq *srq);

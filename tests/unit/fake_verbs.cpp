@@ -1812,6 +1812,21 @@ int disconnect(rdma_cm_id *id)
 	return 0;
 }
 
+const char *wc_status_str(ibv_wc_status status)
+{
+	/* the fake's own names: the test output says which status it was */
+	switch (status) {
+	case IBV_WC_SUCCESS:
+		return "success";
+	case IBV_WC_WR_FLUSH_ERR:
+		return "flushed";
+	case IBV_WC_REM_ACCESS_ERR:
+		return "remote access error";
+	default:
+		return "an error status";
+	}
+}
+
 int modify_qp_to_error(ibv_qp *qp)
 {
 	state &s = st();
