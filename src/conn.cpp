@@ -179,7 +179,8 @@ static int conn_event_fd_new(rpma_conn *conn)
 		close(conn->stash_fd);
 		return RPMA_PROVIDER_FAILED(err, "epoll_create1");
 	}
-	for (int fd : { conn->evch->fd, conn->stash_fd }) {
+	const int watched_fds[] = { conn->evch->fd, conn->stash_fd };
+	for (int fd : watched_fds) {
 		epoll_event ev{};
 		ev.events = EPOLLIN;
 		ev.data.fd = fd;
