@@ -17,7 +17,9 @@
  * RPMA_E_INVAL is rpma::errc::inval, RPMA_MR_USAGE_WRITE_SRC is
  * rpma::usage::write_src, RPMA_F_COMPLETION_ALWAYS is
  * rpma::flag::completion_always, RPMA_FLUSH_TYPE_PERSISTENT is
- * rpma::flush_type::persistent; timeouts are std::chrono durations.
+ * rpma::flush_type::persistent; timeouts are std::chrono durations. The
+ * elements of conn.post_batch() (struct rpma_batch_op) are made by
+ * rpma::batch::<call>, from the arguments of conn.<call>.
  *
  * Errors: every call that can fail returns rpma::result<T>, a T or an
  * rpma::error (an RPMA_E_* code as a std::error_code). Nothing here throws,
@@ -58,6 +60,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <new>
 #include <string>
@@ -1330,6 +1333,144 @@ inline result<std::size_t> peer_cfg::get_versioned_descriptor(const conn_cfg &cf
 					});
 }
 
+/* ------------------------------------------------------------------- batch */
+
+namespace detail
+{
+
+/* an element of a batch (rpma::batch) */
+inline rpma_batch_op batch_element(rpma_op kind, flag flags, const void *op_context,
+				   const rpma_mr_local *local, std::size_t local_offset,
+				   const rpma_mr_remote *remote, std::size_t remote_offset,
+				   std::size_t len) noexcept
+{
+	rpma_batch_op op{};
+	op.op = kind;
+	op.flags = static_cast<int>(flags);
+	op.op_context = op_context;
+	op.local = local;
+	op.local_offset = local_offset;
+	op.remote = remote;
+	op.remote_offset = remote_offset;
+	op.len = len;
+	return op;
+}
+
+} /* namespace detail */
+
+/*
+ * Extension: the elements of conn::post_batch(), each made from the
+ * arguments that the conn call posting the same operation alone takes:
+ * rpma::batch::write(dst, dst_offset, src, src_offset, len, flags) is what
+ * conn.write(dst, dst_offset, src, src_offset, len, flags) would post. An
+ * element points at its regions: the local one must outlive the operation,
+ * the remote one the post, so that neither may be a temporary.
+ */
+namespace batch
+{
+
+inline rpma_batch_op read(mr_local &dst, std::size_t dst_offset, const mr_remote &src,
+			  std::size_t src_offset, std::size_t len, flag flags,
+			  const void *op_context = nullptr) noexcept
+{
+	return detail::batch_element(RPMA_OP_READ, flags, op_context, dst.get(), dst_offset,
+				     src.get(), src_offset, len);
+}
+rpma_batch_op read(const mr_local &&, std::size_t, const mr_remote &, std::size_t, std::size_t,
+		   flag, const void * = nullptr) = delete;
+rpma_batch_op read(mr_local &, std::size_t, const mr_remote &&, std::size_t, std::size_t, flag,
+		   const void * = nullptr) = delete;
+
+inline rpma_batch_op write(const mr_remote &dst, std::size_t dst_offset, const mr_local &src,
+			   std::size_t src_offset, std::size_t len, flag flags,
+			   const void *op_context = nullptr) noexcept
+{
+	return detail::batch_element(RPMA_OP_WRITE, flags, op_context, src.get(), src_offset,
+				     dst.get(), dst_offset, len);
+}
+rpma_batch_op write(const mr_remote &, std::size_t, const mr_local &&, std::size_t, std::size_t,
+		    flag, const void * = nullptr) = delete;
+rpma_batch_op write(const mr_remote &&, std::size_t, const mr_local &, std::size_t, std::size_t,
+		    flag, const void * = nullptr) = delete;
+rpma_batch_op write(const mr_remote &&, std::size_t, const mr_local &&, std::size_t, std::size_t,
+		    flag, const void * = nullptr) = delete;
+
+inline rpma_batch_op write_with_imm(const mr_remote &dst, std::size_t dst_offset,
+				    const mr_local &src, std::size_t src_offset, std::size_t len,
+				    flag flags, std::uint32_t imm,
+				    const void *op_context = nullptr) noexcept
+{
+	rpma_batch_op op = write(dst, dst_offset, src, src_offset, len, flags, op_context);
+	op.imm = imm;
+	op.with_imm = true;
+	return op;
+}
+rpma_batch_op write_with_imm(const mr_remote &, std::size_t, const mr_local &&, std::size_t,
+			     std::size_t, flag, std::uint32_t, const void * = nullptr) = delete;
+rpma_batch_op write_with_imm(const mr_remote &&, std::size_t, const mr_local &, std::size_t,
+			     std::size_t, flag, std::uint32_t, const void * = nullptr) = delete;
+rpma_batch_op write_with_imm(const mr_remote &&, std::size_t, const mr_local &&, std::size_t,
+			     std::size_t, flag, std::uint32_t, const void * = nullptr) = delete;
+
+inline rpma_batch_op flush(const mr_remote &dst, std::size_t dst_offset, std::size_t len,
+			   flush_type type, flag flags, const void *op_context = nullptr) noexcept
+{
+	rpma_batch_op op = detail::batch_element(RPMA_OP_FLUSH, flags, op_context, nullptr, 0,
+						 dst.get(), dst_offset, len);
+	op.flush_type = static_cast<rpma_flush_type>(type);
+	return op;
+}
+rpma_batch_op flush(const mr_remote &&, std::size_t, std::size_t, flush_type, flag,
+		    const void * = nullptr) = delete;
+
+inline rpma_batch_op send(const mr_local &src, std::size_t offset, std::size_t len, flag flags,
+			  const void *op_context = nullptr) noexcept
+{
+	return detail::batch_element(RPMA_OP_SEND, flags, op_context, src.get(), offset, nullptr, 0,
+				     len);
+}
+rpma_batch_op send(const mr_local &&, std::size_t, std::size_t, flag,
+		   const void * = nullptr) = delete;
+
+inline rpma_batch_op send_with_imm(const mr_local &src, std::size_t offset, std::size_t len,
+				   flag flags, std::uint32_t imm,
+				   const void *op_context = nullptr) noexcept
+{
+	rpma_batch_op op = send(src, offset, len, flags, op_context);
+	op.imm = imm;
+	op.with_imm = true;
+	return op;
+}
+rpma_batch_op send_with_imm(const mr_local &&, std::size_t, std::size_t, flag, std::uint32_t,
+			    const void * = nullptr) = delete;
+
+} /* namespace batch */
+
+/*
+ * Extension: what conn::post_batch() did: a result<void>, and the index of
+ * the element that a failure concerns, as rpma_post_batch() stores it in
+ * *failed: the element refused (nothing was posted), or with
+ * errc::provider the first element not posted (those before it were). -1
+ * on success, and when the call was refused as a whole.
+ */
+class [[nodiscard]] batch_result : public result<void>
+{
+      public:
+	constexpr batch_result() noexcept = default;
+	constexpr batch_result(result<void> outcome, int failed) noexcept
+	    : result<void>(outcome), failed_(failed)
+	{
+	}
+
+	constexpr int failed() const noexcept
+	{
+		return failed_;
+	}
+
+      private:
+	int failed_ = -1;
+};
+
 /* -------------------------------------------------------------------- conn */
 
 /* which CQ a shared completion channel woke up for (conn::wait) */
@@ -1516,6 +1657,24 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	}
 	result<void> recv(const mr_local &&, std::size_t, std::size_t,
 			  const void * = nullptr) = delete;
+
+	/*
+	 * Extension: 1 to RPMA_BATCH_MAX operations (made by rpma::batch) as
+	 * one chain, with one doorbell; every element is checked before
+	 * anything is posted. The elements are read by the call only.
+	 */
+	batch_result post_batch(span<const rpma_batch_op> ops) noexcept
+	{
+		int failed = -1;
+		int ret =
+		    rpma_post_batch(ptr_, ops.data(), detail::clamp_count(ops.size()), &failed);
+		return batch_result(result<void>::from_code(ret), failed);
+	}
+	/* conn.post_batch({ rpma::batch::write(...), rpma::batch::flush(...) }) */
+	batch_result post_batch(std::initializer_list<rpma_batch_op> ops) noexcept
+	{
+		return post_batch(span<const rpma_batch_op>(ops.begin(), ops.size()));
+	}
 };
 
 /* ---------------------------------------------------------------- conn_req */

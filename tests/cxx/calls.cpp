@@ -5,6 +5,10 @@
  * configurations and errors
  */
 
+#include <arpa/inet.h>
+
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -628,6 +632,224 @@ void flush_method_agreement()
 	      rpma::errc::inval);
 }
 
+/* a flush's completion, as the CQ gives it for the send_index-th work request posted */
+bool flush_completes_as(fixture &fx, unsigned send_index, void *expected_ctx)
+{
+	ibv_wc wc = wc_of(nullptr, IBV_WC_RDMA_READ, IBV_WC_SUCCESS);
+	wc.wr_id = fake_verbs_send(send_index)->wr.wr_id;
+	wc.qp_num = fx.id->qp->qp_num;
+	fake_verbs_push_wc(fx.id->qp->send_cq, &wc);
+	auto cq = fx.conn.get_cq();
+	if (!cq)
+		return false;
+	auto cmpl = cq->get_completion();
+	return cmpl && cmpl->op == RPMA_OP_FLUSH && cmpl->op_context == expected_ctx;
+}
+
+/* every kind of element, built from the arguments of the conn calls, in one chain */
+void post_batch_posts_one_chain()
+{
+	fixture fx;
+	CHECK(fx.open());
+	rpma_batch_op ops[] = {
+		rpma::batch::write(fx.remote, 64, fx.mr, 16, 32, rpma::flag::completion_on_error,
+				   ctx(1)),
+		rpma::batch::write_with_imm(fx.remote, 96, fx.mr, 0, 8,
+					    rpma::flag::completion_always, 0x01020304u, ctx(2)),
+		rpma::batch::read(fx.mr, 128, fx.remote, 256, 16, rpma::flag::completion_always,
+				  ctx(3)),
+		rpma::batch::flush(fx.remote, 64, 64, rpma::flush_type::visibility,
+				   rpma::flag::completion_always, ctx(4)),
+		rpma::batch::send(fx.mr, 0, 8, rpma::flag::completion_always, ctx(5)),
+		rpma::batch::send_with_imm(fx.mr, 8, 8, rpma::flag::completion_on_error, 7u,
+					   ctx(6)),
+	};
+
+	/* the elements say what the C page says they take */
+	CHECK(ops[0].op == RPMA_OP_WRITE && ops[0].flags == RPMA_F_COMPLETION_ON_ERROR);
+	CHECK(ops[0].local == fx.mr.get() && ops[0].local_offset == 16);
+	CHECK(ops[0].remote == fx.remote.get() && ops[0].remote_offset == 64);
+	CHECK(ops[0].len == 32 && !ops[0].with_imm && ops[0].op_context == ctx(1));
+	CHECK(ops[1].op == RPMA_OP_WRITE && ops[1].with_imm && ops[1].imm == 0x01020304u);
+	CHECK(ops[2].op == RPMA_OP_READ && ops[2].local == fx.mr.get() &&
+	      ops[2].local_offset == 128 && ops[2].remote_offset == 256 && !ops[2].with_imm);
+	CHECK(ops[3].op == RPMA_OP_FLUSH && ops[3].local == nullptr &&
+	      ops[3].remote == fx.remote.get() && ops[3].remote_offset == 64 && ops[3].len == 64 &&
+	      ops[3].flush_type == RPMA_FLUSH_TYPE_VISIBILITY && !ops[3].with_imm);
+	CHECK(ops[4].op == RPMA_OP_SEND && ops[4].remote == nullptr && !ops[4].with_imm);
+	CHECK(ops[5].op == RPMA_OP_SEND && ops[5].with_imm && ops[5].imm == 7u &&
+	      ops[5].local_offset == 8);
+
+	rpma::batch_result r = fx.conn.post_batch(ops);
+	CHECK(r && r.has_value() && r.code() == 0 && !r.error());
+	CHECK(r.failed() == -1);
+	/* one doorbell for the six */
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 1);
+	CHECK(fake_verbs_sends() == 6);
+
+	const fake_send_record *w = fake_verbs_send(0);
+	CHECK(w->wr.opcode == IBV_WR_RDMA_WRITE);
+	CHECK(w->wr.wr_id == reinterpret_cast<std::uintptr_t>(ctx(1)));
+	CHECK(w->wr.wr.rdma.remote_addr == REMOTE_ADDR + 64 && w->wr.wr.rdma.rkey == REMOTE_RKEY);
+	CHECK(w->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 16));
+	CHECK(w->sge[0].length == 32);
+	CHECK(!(w->wr.send_flags & IBV_SEND_SIGNALED));
+
+	const fake_send_record *wi = fake_verbs_send(1);
+	CHECK(wi->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM);
+	CHECK(wi->wr.imm_data == htonl(0x01020304u));
+	CHECK(wi->wr.send_flags & IBV_SEND_SIGNALED);
+
+	const fake_send_record *rd = fake_verbs_send(2);
+	CHECK(rd->wr.opcode == IBV_WR_RDMA_READ);
+	CHECK(rd->wr.wr_id == reinterpret_cast<std::uintptr_t>(ctx(3)));
+	CHECK(rd->wr.wr.rdma.remote_addr == REMOTE_ADDR + 256);
+	CHECK(rd->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 128));
+
+	/* the flush reads from the flushed range, behind the writes */
+	const fake_send_record *fl = fake_verbs_send(3);
+	CHECK(fl->wr.opcode == IBV_WR_RDMA_READ);
+	CHECK(fl->wr.wr.rdma.remote_addr == REMOTE_ADDR + 64);
+	CHECK(fl->wr.send_flags & IBV_SEND_SIGNALED);
+
+	CHECK(fake_verbs_send(4)->wr.opcode == IBV_WR_SEND);
+	CHECK(fake_verbs_send(4)->wr.wr_id == reinterpret_cast<std::uintptr_t>(ctx(5)));
+	const fake_send_record *si = fake_verbs_send(5);
+	CHECK(si->wr.opcode == IBV_WR_SEND_WITH_IMM && si->wr.imm_data == htonl(7u));
+	CHECK(si->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 8));
+	CHECK(!(si->wr.send_flags & IBV_SEND_SIGNALED));
+
+	/* the flush completes as itself, with its own context */
+	CHECK(flush_completes_as(fx, 3, ctx(4)));
+}
+
+/* arrays, containers, a braced list: each is one chain; the result is a result<void> */
+void post_batch_takes_any_sequence()
+{
+	fixture fx;
+	CHECK(fx.open());
+
+	/* the persistent write of the man page, as a braced list */
+	auto pcfg = rpma::peer_cfg::create();
+	CHECK(pcfg && pcfg->set_direct_write_to_pmem(true));
+	CHECK(fx.conn.apply_remote_peer_cfg(*pcfg));
+	rpma::batch_result listed = fx.conn.post_batch(
+		{ rpma::batch::write(fx.remote, 0, fx.mr, 0, 64, rpma::flag::completion_on_error),
+		  rpma::batch::flush(fx.remote, 0, 64, rpma::flush_type::persistent,
+				     rpma::flag::completion_always, ctx(1)) });
+	CHECK(listed && listed.failed() == -1);
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 1 && fake_verbs_sends() == 2);
+	CHECK(flush_completes_as(fx, 1, ctx(1)));
+
+	std::vector<rpma_batch_op> vec;
+	for (unsigned i = 0; i < 3; i++)
+		vec.push_back(rpma::batch::write(fx.remote, 8 * i, fx.mr, 8 * i, 8,
+						 rpma::flag::completion_on_error));
+	CHECK(fx.conn.post_batch(vec));
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 2 && fake_verbs_sends() == 5);
+
+	const std::array<rpma_batch_op, 2> arr = {
+		rpma::batch::send(fx.mr, 0, 4, rpma::flag::completion_always),
+		rpma::batch::send(fx.mr, 4, 4, rpma::flag::completion_always),
+	};
+	/* a pointer and a size: the first element only */
+	CHECK(fx.conn.post_batch({ arr.data(), 1 }));
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 3 && fake_verbs_sends() == 6);
+	CHECK(fx.conn.post_batch(arr));
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 4 && fake_verbs_sends() == 8);
+
+	/* a failure passes on as any result's */
+	auto forward = [&]() -> rpma::result<void> {
+		return fx.conn.post_batch(rpma::span<const rpma_batch_op>());
+	};
+	CHECK(forward().error() == rpma::errc::inval);
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 4);
+}
+
+/* a refused element: nothing posted, and the result names it */
+void post_batch_names_the_refused_element()
+{
+	fixture fx;
+	CHECK(fx.open());
+	rpma_batch_op ops[] = {
+		rpma::batch::write(fx.remote, 0, fx.mr, 0, 8, rpma::flag::completion_on_error),
+		rpma::batch::flush(fx.remote, 0, 8, rpma::flush_type::visibility,
+				   rpma::flag::completion_always, ctx(1)),
+		/* past the end of the remote region */
+		rpma::batch::write(fx.remote, REMOTE_LEN - 4, fx.mr, 0, 8,
+				   rpma::flag::completion_on_error),
+		rpma::batch::flush(fx.remote, 0, 8, rpma::flush_type::visibility,
+				   rpma::flag::completion_always, ctx(2)),
+	};
+	rpma::batch_result r = fx.conn.post_batch(ops);
+	CHECK(!r && r.error() == rpma::errc::inval && r.code() == RPMA_E_INVAL);
+	CHECK(r.failed() == 2);
+
+	/* no method for a persistent flush until the target declares one */
+	ops[1] = rpma::batch::flush(fx.remote, 0, 8, rpma::flush_type::persistent,
+				    rpma::flag::completion_always);
+	r = fx.conn.post_batch(ops);
+	CHECK(r.error() == rpma::errc::nosupp && r.error() == std::errc::not_supported);
+	CHECK(r.failed() == 1);
+
+	/* flags 0, and a send with a remote region */
+	rpma_batch_op bad = rpma::batch::send(fx.mr, 0, 8, rpma::flag{});
+	r = fx.conn.post_batch({ ops[0], bad });
+	CHECK(r.error() == rpma::errc::inval && r.failed() == 1);
+	bad = rpma::batch::send(fx.mr, 0, 8, rpma::flag::completion_always);
+	bad.remote = fx.remote.get();
+	r = fx.conn.post_batch({ bad });
+	CHECK(r.error() == rpma::errc::inval && r.failed() == 0);
+
+	/* the call as a whole: no element to blame */
+	r = fx.conn.post_batch(rpma::span<const rpma_batch_op>());
+	CHECK(r.error() == rpma::errc::inval && r.failed() == -1);
+	std::vector<rpma_batch_op> too_many(RPMA_BATCH_MAX + 1, ops[0]);
+	r = fx.conn.post_batch(too_many);
+	CHECK(r.error() == rpma::errc::inval && r.failed() == -1);
+	rpma::conn no_conn;
+	r = no_conn.post_batch(ops);
+	CHECK(r.error() == rpma::errc::inval && r.failed() == -1);
+
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 0);
+
+	/* the most the library takes at once */
+	std::vector<rpma_batch_op> full(RPMA_BATCH_MAX, ops[0]);
+	CHECK(fx.conn.post_batch(full));
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 1 && fake_verbs_sends() == RPMA_BATCH_MAX);
+}
+
+/* the provider stops mid-chain: the result says where, and the rest can go later */
+void post_batch_provider_failure_mid_chain()
+{
+	fixture fx;
+	CHECK(fx.open());
+	const rpma_batch_op ops[] = {
+		rpma::batch::write(fx.remote, 0, fx.mr, 0, 64, rpma::flag::completion_on_error),
+		rpma::batch::flush(fx.remote, 0, 64, rpma::flush_type::visibility,
+				   rpma::flag::completion_always, ctx(1)),
+		rpma::batch::write(fx.remote, 64, fx.mr, 64, 64, rpma::flag::completion_on_error),
+		rpma::batch::flush(fx.remote, 64, 64, rpma::flush_type::visibility,
+				   rpma::flag::completion_always, ctx(2)),
+	};
+	fake_verbs_fail_send_at(2, ENOSPC);
+	rpma::batch_result r = fx.conn.post_batch(ops);
+	CHECK(!r && r.error() == rpma::errc::provider);
+	CHECK(r.failed() == 2);
+	CHECK(rpma::provider_error() == std::errc::no_space_on_device);
+	CHECK(fake_verbs_sends() == 2);
+
+	/* the elements not posted hold nothing: they go out on their own */
+	rpma::span<const rpma_batch_op> rest =
+		rpma::span<const rpma_batch_op>(ops).subspan(static_cast<std::size_t>(r.failed()));
+	rpma::batch_result again = fx.conn.post_batch(rest);
+	CHECK(again && again.failed() == -1);
+	CHECK(fake_verbs_sends() == 4);
+	CHECK(fake_verbs_send(2)->wr.wr.rdma.remote_addr == REMOTE_ADDR + 64);
+	CHECK(flush_completes_as(fx, 1, ctx(1)));
+	CHECK(flush_completes_as(fx, 3, ctx(2)));
+}
+
 void log_and_utils()
 {
 	auto old = rpma::log_get_threshold(RPMA_LOG_THRESHOLD);
@@ -689,6 +911,10 @@ int main()
 		TEST_CASE(configurations_round_trip),
 		TEST_CASE(versioned_descriptors_and_gpspm_cfg),
 		TEST_CASE(flush_method_agreement),
+		TEST_CASE(post_batch_posts_one_chain),
+		TEST_CASE(post_batch_takes_any_sequence),
+		TEST_CASE(post_batch_names_the_refused_element),
+		TEST_CASE(post_batch_provider_failure_mid_chain),
 		TEST_CASE(log_and_utils),
 		TEST_CASE(error_codes_speak_rpma),
 	};

@@ -262,6 +262,33 @@ RPMA_CALL(get_cq, std::declval<T>().get_cq())
 RPMA_CALL(get_rcq, std::declval<T>().get_rcq())
 RPMA_CALL(get_private_data, std::declval<T>().get_private_data())
 RPMA_CALL(wait, std::declval<T>().wait())
+/* an element of a batch keeps its local region until the operation completes */
+RPMA_CALL(batch_read_dst, rpma::batch::read(std::declval<T>(), 0, lvalue<const rpma::mr_remote>(),
+					    0, 0, rpma::flag::completion_always))
+RPMA_CALL(batch_write_src, rpma::batch::write(lvalue<const rpma::mr_remote>(), 0,
+					      std::declval<T>(), 0, 0,
+					      rpma::flag::completion_always))
+RPMA_CALL(batch_write_with_imm_src,
+	  rpma::batch::write_with_imm(lvalue<const rpma::mr_remote>(), 0, std::declval<T>(), 0, 0,
+				      rpma::flag::completion_always, 0u))
+RPMA_CALL(batch_send_src, rpma::batch::send(std::declval<T>(), 0, 0, rpma::flag::completion_always))
+RPMA_CALL(batch_send_with_imm_src, rpma::batch::send_with_imm(std::declval<T>(), 0, 0,
+							      rpma::flag::completion_always, 0u))
+/* ...and its remote region until it is posted */
+RPMA_CALL(batch_read_src, rpma::batch::read(lvalue<rpma::mr_local>(), 0, std::declval<T>(), 0, 0,
+					    rpma::flag::completion_always))
+RPMA_CALL(batch_write_dst, rpma::batch::write(std::declval<T>(), 0,
+					      lvalue<const rpma::mr_local>(), 0, 0,
+					      rpma::flag::completion_always))
+RPMA_CALL(batch_write_with_imm_dst,
+	  rpma::batch::write_with_imm(std::declval<T>(), 0, lvalue<const rpma::mr_local>(), 0, 0,
+				      rpma::flag::completion_always, 0u))
+RPMA_CALL(batch_flush_dst, rpma::batch::flush(std::declval<T>(), 0, 0,
+					      rpma::flush_type::persistent,
+					      rpma::flag::completion_always))
+/* both regions temporaries */
+RPMA_CALL(batch_write_both, rpma::batch::write(std::declval<T>(), 0, rpma::mr_local(), 0, 0,
+					       rpma::flag::completion_always))
 
 template <template <class, class> class Call, class T> constexpr bool lvalue_only()
 {
@@ -278,6 +305,18 @@ static_assert(lvalue_only<read, rpma::mr_local>() && lvalue_only<write, rpma::mr
 	      lvalue_only<send_with_imm, rpma::mr_local>() && lvalue_only<recv, rpma::mr_local>() &&
 	      lvalue_only<req_recv, rpma::mr_local>() && lvalue_only<srq_recv, rpma::mr_local>(),
 	      "the local region of an operation in flight");
+static_assert(lvalue_only<batch_read_dst, rpma::mr_local>() &&
+		      lvalue_only<batch_write_src, rpma::mr_local>() &&
+		      lvalue_only<batch_write_with_imm_src, rpma::mr_local>() &&
+		      lvalue_only<batch_send_src, rpma::mr_local>() &&
+		      lvalue_only<batch_send_with_imm_src, rpma::mr_local>(),
+	      "the local region of an element of a batch");
+static_assert(lvalue_only<batch_read_src, rpma::mr_remote>() &&
+		      lvalue_only<batch_write_dst, rpma::mr_remote>() &&
+		      lvalue_only<batch_write_with_imm_dst, rpma::mr_remote>() &&
+		      lvalue_only<batch_flush_dst, rpma::mr_remote>() &&
+		      !batch_write_both<rpma::mr_remote>::value,
+	      "the remote region of an element of a batch, read when the batch is posted");
 static_assert(lvalue_only<get_cq, rpma::conn>() && lvalue_only<get_rcq, rpma::conn>() &&
 	      lvalue_only<get_rcq, rpma::srq>() && lvalue_only<get_private_data, rpma::conn>() &&
 	      lvalue_only<get_private_data, rpma::conn_req>() && lvalue_only<wait, rpma::conn>(),
@@ -309,6 +348,18 @@ static_assert(noexcept(std::declval<rpma::conn &>().write(
 		      std::declval<const rpma::mr_local &>(), 0, 0, rpma::flag::completion_always)),
 	      "write");
 static_assert(noexcept(std::declval<const rpma::cq &>().get_completion()), "get_completion");
+static_assert(noexcept(std::declval<rpma::conn &>().post_batch(
+		      std::declval<rpma::span<const rpma_batch_op>>())),
+	      "post_batch");
+
+/* a batch's outcome is a result<void> that also names an element */
+static_assert(std::is_base_of<rpma::result<void>, rpma::batch_result>::value &&
+		      std::is_same<decltype(std::declval<rpma::conn &>().post_batch(
+					   std::declval<rpma::span<const rpma_batch_op>>())),
+				   rpma::batch_result>::value &&
+		      std::is_same<decltype(std::declval<const rpma::batch_result &>().failed()),
+				   int>::value,
+	      "batch_result");
 
 /*
  * Names every member function so that it is compiled. Never called with
@@ -414,6 +465,18 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !cn.send(*mr, 0, 8, rpma::flag::completion_always);
 	bad += !cn.send_with_imm(*mr, 0, 8, rpma::flag::completion_always, 1u);
 	bad += !cn.recv(*mr, 0, 8);
+	rpma_batch_op ops[] = {
+		rpma::batch::read(*mr, 0, *remote, 0, 8, rpma::flag::completion_always),
+		rpma::batch::write(*remote, 0, *mr, 0, 8, rpma::flag::completion_on_error),
+		rpma::batch::write_with_imm(*remote, 0, *mr, 0, 8, rpma::flag::completion_always, 7u),
+		rpma::batch::flush(*remote, 0, 8, rpma::flush_type::persistent,
+				   rpma::flag::completion_always),
+		rpma::batch::send(*mr, 0, 8, rpma::flag::completion_always),
+		rpma::batch::send_with_imm(*mr, 0, 8, rpma::flag::completion_always, 1u),
+	};
+	rpma::batch_result posted = cn.post_batch(ops);
+	bad += !posted || posted.failed() != -1;
+	bad += !cn.post_batch({ ops[1], ops[3] });
 
 	auto cq = cn.get_cq();
 	auto rcq = cn.get_rcq();
@@ -567,6 +630,16 @@ void check_errors()
 	      "rpma::error from a C return value");
 
 	/* a result<bool> answers with *r, succeeds with has_value() */
+	/* a batch's outcome: the code, and which element */
+	rpma::batch_result batch_ok;
+	check(batch_ok && batch_ok.code() == 0 && batch_ok.failed() == -1, "batch_result success");
+	rpma::batch_result batch_failed(rpma::result<void>::from_code(RPMA_E_AGAIN), 3);
+	check(!batch_failed && batch_failed.error() == rpma::errc::again &&
+		      batch_failed.failed() == 3,
+	      "batch_result failure names its element");
+	rpma::result<void> sliced = batch_failed;
+	check(sliced.error() == rpma::errc::again, "batch_result passes on as a result<void>");
+
 	rpma::result<bool> no = false;
 	check(no.has_value() && !*no && !no.value_or(true), "result<bool>");
 
