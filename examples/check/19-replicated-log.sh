@@ -67,18 +67,18 @@ wait_for rep2 "holds 300 records"
 same_digest first rep1 rep2
 
 # 2. replica 2 is killed mid-stream: reported, the writer goes on (the
-# stream lasts 4 s, time enough for the kill to land in it on a busy host)
-start second "$ex/writer" --log "$log" --records 2000 --size 256 --rate 500 \
+# stream lasts 6 s, time enough for the kill to land in it on a busy host)
+start second "$ex/writer" --log "$log" --records 3000 --size 256 --rate 500 \
 	"$ADDR:$p1" "$ADDR:$p2"
-if wait_for second "200 of 2000 records acknowledged by 2 replicas" 60; then
+if wait_for second "300 of 3000 records acknowledged by 2 replicas" 60; then
 	stop rep2 KILL
 	STATUS[rep2]=killed
 fi
 finish second
 status_is second 3
 has second "replica 2 ($ADDR:$p2) FAILED"
-has second "all 2000 records acknowledged, by 1 of the 2 replicas"
-has second "holds 2300 records"
+has second "all 3000 records acknowledged, by 1 of the 2 replicas"
+has second "holds 3300 records"
 lacks second "STOPPED"
 
 # 3. restarted, replica 2 checks what it had; the next run catches it up
@@ -86,15 +86,15 @@ start rep2b "$ex/replica" "$ADDR" $p2 "$pm2"
 listening rep2b
 has rep2b "every checksum good"
 kept=$(value rep2b '.*holds \([0-9]*\) records.*')
-[ -n "$kept" ] && [ "$kept" -ge 500 ] && [ "$kept" -lt 2300 ] ||
-	fail "the restarted replica holds ${kept:-no} records, expected 500 to 2299"
+[ -n "$kept" ] && [ "$kept" -ge 600 ] && [ "$kept" -lt 3300 ] ||
+	fail "the restarted replica holds ${kept:-no} records, expected 600 to 3299"
 run third "$ex/writer" --log "$log" --records 100 "$ADDR:$p1" "$ADDR:$p2"
 ok third
 has third "replica 2 ($ADDR:$p2) lacks "
 has third "replica 1 ($ADDR:$p1) is up to date"
 has third "all 100 records acknowledged by all 2 replicas"
-wait_for rep2b "holds 2400 records"
-wait_for rep1 "holds 2400 records"
+wait_for rep2b "holds 3400 records"
+wait_for rep1 "holds 3400 records"
 same_digest third rep1 rep2b
 
 # 4. --stop-on-failure: the writer stops when replica 2 goes (a stream of

@@ -93,7 +93,8 @@ fi
 
 # 4. interrupted (SIGINT) while copying, then resumed
 mib big 24
-start slow "$mirror" --verbose --limit 4 "$WORK/big" "$to"
+# at 1 MiB/s: 24 s, time enough for the signal to land in it on a busy host
+start slow "$mirror" --verbose --limit 1 "$WORK/big" "$to"
 if wait_for slow "copying: 20%" 60; then
 	stop slow INT
 fi
