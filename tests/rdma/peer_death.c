@@ -8,6 +8,8 @@
  *   1  rpma_cq_wait_completion() with a time limit, again and again
  *   2  rpma_cq_get_completion() alone, asking rpma_conn_is_up() when idle
  *   3  librpma 1.x: rpma_cq_wait() and rpma_cq_get_wc()
+ *   4  as 0, with the flushes carried by GPSPM: the server's library
+ *      thread serves them until it dies with its process mid-request
  * The client must learn it within a bound, get every outstanding flush back
  * exactly once (a write at most once: unsignaled, it shows only if flushed
  * with an error), then read RPMA_CONN_CLOSED or RPMA_CONN_LOST and delete
@@ -33,6 +35,9 @@
 #define BOUND_MS    5000
 #define MAX_FLUSHES 100000
 
+/* the flushes are GPSPM requests that the target's CPU answers */
+#define PEER_DEATH_GPSPM (PEER_DEATH_STYLE == 4)
+
 #define FLUSH_CTX(i) ((void *)(uintptr_t)(0xF0000000u + (unsigned)(i)))
 #define WRITE_CTX(i) ((void *)(uintptr_t)(0xA0000000u + (unsigned)(i)))
 
@@ -40,7 +45,8 @@ static const char *style_name(void)
 {
 	static const char *names[] = { "wait_completion", "wait_completion with a time limit",
 				       "busy poll with rpma_conn_is_up",
-				       "rpma_cq_wait and rpma_cq_get_wc" };
+				       "rpma_cq_wait and rpma_cq_get_wc",
+				       "wait_completion, flushes by GPSPM" };
 	return names[PEER_DEATH_STYLE];
 }
 
@@ -49,6 +55,7 @@ static struct {
 	struct rpma_peer *peer;
 	struct rpma_mr_local *mr;
 	struct rpma_peer_cfg *pcfg;
+	struct rpma_conn_cfg *cfg;
 	struct rpma_ep *ep;
 	struct rpma_conn *conn;
 } dying;
@@ -56,16 +63,28 @@ static struct {
 static void server(void)
 {
 	dying.peer = t_peer_new();
+	struct t_pdata pd = { .len = 0 };
+	T_OK(rpma_peer_cfg_new(&dying.pcfg));
+#if PEER_DEATH_GPSPM
+	rpma_persist_fn *persist = NULL;
+	unsigned char *buf = t_pmem_map(SIZE, &persist);
+	dying.mr = t_mr_reg(dying.peer, buf, SIZE,
+			    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	T_OK(rpma_mr_set_persist_fn(dying.mr, persist));
+	T_OK(rpma_conn_cfg_new(&dying.cfg));
+	T_OK(rpma_conn_cfg_set_gpspm(dying.cfg, RPMA_GPSPM_THREAD));
+	t_pdata_add_mr_versioned(&pd, dying.mr);
+	t_pdata_add_peer_cfg_versioned(&pd, dying.pcfg, dying.cfg);
+#else
 	unsigned char *buf = t_alloc(SIZE);
 	dying.mr = t_mr_reg(dying.peer, buf, SIZE,
 			    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
-	T_OK(rpma_peer_cfg_new(&dying.pcfg));
 	T_OK(rpma_peer_cfg_set_direct_write_to_pmem(dying.pcfg, true));
-	struct t_pdata pd = { .len = 0 };
 	t_pdata_add_mr(&pd, dying.mr);
 	t_pdata_add_peer_cfg(&pd, dying.pcfg);
+#endif
 	dying.ep = t_listen(dying.peer);
-	dying.conn = t_accept(dying.ep, NULL, &pd);
+	dying.conn = t_accept(dying.ep, dying.cfg, &pd);
 	t_await('K');
 	t_die();
 }
@@ -158,6 +177,7 @@ static bool next_completion(struct rpma_conn *conn, struct rpma_cq *cq)
 	int ret;
 	switch (PEER_DEATH_STYLE) {
 	case 0:
+	case 4:
 		ret = rpma_cq_wait_completion(cq, &cmpl, -1);
 		break;
 	case 1: {
@@ -228,6 +248,10 @@ static void client(void)
 	T_OK(rpma_conn_cfg_new(&cfg));
 	T_OK(rpma_conn_cfg_set_sq_size(cfg, (WRITES_PER_FLUSH + 1) * FLUSHES_IN_FLIGHT + 8));
 	T_OK(rpma_conn_cfg_set_cq_size(cfg, (WRITES_PER_FLUSH + 1) * FLUSHES_IN_FLIGHT + 8));
+#if PEER_DEATH_GPSPM
+	/* the client's side of GPSPM: its answers arrive in the library's receives */
+	T_OK(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED));
+#endif
 	struct rpma_conn *conn = t_connect(peer, cfg, NULL);
 	struct rpma_conn_private_data pd;
 	t_conn_pdata(conn, &pd);
@@ -237,6 +261,10 @@ static void client(void)
 	struct rpma_peer_cfg *pcfg = NULL;
 	T_OK(rpma_peer_cfg_from_descriptor(desc, len, &pcfg));
 	T_OK(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
+	enum rpma_flush_method method = RPMA_FLUSH_METHOD_NONE;
+	T_OK(rpma_conn_get_flush_method(conn, dst, RPMA_FLUSH_TYPE_PERSISTENT, &method));
+	T_EQ(method,
+	     PEER_DEATH_GPSPM ? RPMA_FLUSH_METHOD_GPSPM : RPMA_FLUSH_METHOD_READ_AFTER_WRITE);
 	struct rpma_cq *cq = t_cq(conn);
 
 	bool may_post = true;
@@ -288,7 +316,9 @@ static void client(void)
 int main(void)
 {
 	static const char *names[] = { "peer_death_wait", "peer_death_wait_timeout",
-				       "peer_death_busy_poll", "peer_death_wait_1x" };
-	t_init(names[PEER_DEATH_STYLE], 41 + PEER_DEATH_STYLE);
+				       "peer_death_busy_poll", "peer_death_wait_1x",
+				       "gpspm_target_death" };
+	/* 45 to 48 went to other tests before the GPSPM style came */
+	t_init(names[PEER_DEATH_STYLE], PEER_DEATH_GPSPM ? 49 : 41 + PEER_DEATH_STYLE);
 	return t_run(server, client);
 }
