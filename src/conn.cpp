@@ -858,7 +858,7 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	 * was flushed.
 	 */
 	send_flags |= IBV_SEND_FENCE;
-	if (conn->peer->native_atomic_write) {
+	if (conn->peer->native & verbs::NATIVE_ATOMIC_WRITE) {
 		ret = verbs::post_atomic_write(conn->id->qp, wr_id_of(op_context), send_flags, rkey,
 					       raddr, src);
 		if (ret)

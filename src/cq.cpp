@@ -105,7 +105,9 @@ void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
 		cmpl->op = RPMA_OP_READ;
 		break;
 	case IBV_WC_RDMA_WRITE:
+#ifdef HAVE_IBV_WC_ATOMIC_WRITE
 	case IBV_WC_ATOMIC_WRITE:
+#endif
 		cmpl->op = RPMA_OP_WRITE;
 		break;
 	case IBV_WC_SEND:

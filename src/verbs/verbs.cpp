@@ -8,6 +8,14 @@
 
 #include "verbs/verbs.hpp"
 
+/*
+ * NATIVE_ATOMIC_WRITE_VERBS and NATIVE_FLUSH_VERBS (src/meson.build): this
+ * rdma-core has every name the verb needs, each HAVE_<name> is defined.
+ */
+#if defined(NATIVE_ATOMIC_WRITE_VERBS) || defined(NATIVE_FLUSH_VERBS)
+#include <rdma/ib_user_verbs.h>
+#endif
+
 namespace rpma::verbs
 {
 
@@ -19,6 +27,28 @@ int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr)
 		return -1;
 	}
 	return 0;
+}
+
+uint8_t native_ops(const ibv_device_attr_ex &attr)
+{
+	uint8_t ops = 0;
+	(void)attr;
+#ifdef NATIVE_ATOMIC_WRITE_VERBS
+	if (attr.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE)
+		ops |= NATIVE_ATOMIC_WRITE;
+#endif
+	return ops;
+}
+
+uint64_t native_send_ops(uint8_t ops)
+{
+	uint64_t send_ops = 0;
+	(void)ops;
+#ifdef NATIVE_ATOMIC_WRITE_VERBS
+	if (ops & NATIVE_ATOMIC_WRITE)
+		send_ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
+#endif
+	return send_ops;
 }
 
 ibv_pd *alloc_pd(ibv_context *ctx)
@@ -136,7 +166,7 @@ int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
 		      uint64_t remote_addr, const void *src8)
 {
-#ifdef HAVE_IBV_ATOMIC_WRITE
+#ifdef NATIVE_ATOMIC_WRITE_VERBS
 	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
 	if (qpx == nullptr) {
 		errno = EOPNOTSUPP;

@@ -13,14 +13,39 @@
 #ifndef RPMA_VERBS_HPP
 #define RPMA_VERBS_HPP
 
+#include <cstdint>
+
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 namespace rpma::verbs
 {
 
+/*
+ * The IBTA 1.5 operations a device may execute natively. Their rdma-core
+ * names (ibv_wr_flush, IBV_ACCESS_FLUSH_*, IBV_QP_EX_WITH_FLUSH,
+ * IB_UVERBS_DEVICE_FLUSH_*, ...) are newer than some rdma-core the library
+ * builds with: src/meson.build asks the compiler for each, and only this
+ * boundary spells them. The library above speaks of these bits.
+ */
+enum native_op : uint8_t {
+	NATIVE_FLUSH_GLOBAL = 1 << 0,	  /* RDMA FLUSH, placement: global visibility */
+	NATIVE_FLUSH_PERSISTENT = 1 << 1, /* RDMA FLUSH, placement: persistence */
+	NATIVE_ATOMIC_WRITE = 1 << 2,	  /* RDMA ATOMIC WRITE of 8 bytes */
+};
+
 /* devices and protection domains */
 int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr);
+/*
+ * The native operations (NATIVE_* bits) that a device with attr offers and
+ * that this build can post: none where rdma-core lacks the verb's names.
+ */
+uint8_t native_ops(const ibv_device_attr_ex &attr);
+/*
+ * What a QP that posts the native operations ops needs in its
+ * send_ops_flags besides the ordinary operations; 0 when ops needs nothing.
+ */
+uint64_t native_send_ops(uint8_t ops);
 ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
 

@@ -726,6 +726,23 @@ int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr)
 	return 0;
 }
 
+uint8_t native_ops(const ibv_device_attr_ex &attr)
+{
+	/* as a build whose rdma-core has every name: the device decides */
+	uint8_t ops = 0;
+	if (attr.device_cap_flags_ex & FAKE_DEVICE_ATOMIC_WRITE)
+		ops |= NATIVE_ATOMIC_WRITE;
+	return ops;
+}
+
+uint64_t native_send_ops(uint8_t ops)
+{
+	uint64_t send_ops = 0;
+	if (ops & NATIVE_ATOMIC_WRITE)
+		send_ops |= FAKE_QP_EX_WITH_ATOMIC_WRITE;
+	return send_ops;
+}
+
 ibv_pd *alloc_pd(ibv_context *ctx)
 {
 	state &s = st();
@@ -1245,7 +1262,7 @@ int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint3
 	fake_send_record rec;
 	memset(&rec, 0, sizeof(rec));
 	rec.wr.wr_id = wr_id;
-	rec.wr.opcode = IBV_WR_ATOMIC_WRITE;
+	rec.wr.opcode = static_cast<ibv_wr_opcode>(FAKE_WR_ATOMIC_WRITE);
 	rec.wr.send_flags = send_flags;
 	rec.wr.wr.rdma.remote_addr = remote_addr;
 	rec.wr.wr.rdma.rkey = rkey;
@@ -1643,9 +1660,9 @@ int create_qp_ex(rdma_cm_id *id, ibv_qp_init_attr_ex *attr)
 		return fail_minus1(EINVAL);
 	bool atomic_write = false;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		if ((attr->send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE) && !s.atomic_write)
+		if ((attr->send_ops_flags & FAKE_QP_EX_WITH_ATOMIC_WRITE) && !s.atomic_write)
 			return fail_minus1(EOPNOTSUPP);
-		atomic_write = attr->send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE;
+		atomic_write = attr->send_ops_flags & FAKE_QP_EX_WITH_ATOMIC_WRITE;
 	}
 
 	auto *qp = new fake_qp();

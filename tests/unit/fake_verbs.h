@@ -190,7 +190,7 @@ struct rdma_cm_id *fake_verbs_last_id(void);
  *   QP on it fail with EBUSY; an inline post larger than the QP's
  *   max_inline_data fails with ENOMEM; post_recv on a QP with an SRQ fails
  *   with EINVAL; create_qp_ex needs send_cq and recv_cq, and a device with
- *   the native atomic write if IBV_QP_EX_WITH_ATOMIC_WRITE is asked for
+ *   the native atomic write if FAKE_QP_EX_WITH_ATOMIC_WRITE is asked for
  *   (EOPNOTSUPP); post_atomic_write needs a QP created with it (EINVAL);
  *   advise_mr needs ODP on the device (EOPNOTSUPP), an lkey and range
  *   inside a live MR (EINVAL) registered with IBV_ACCESS_ON_DEMAND (ENOENT).
@@ -238,6 +238,16 @@ void fake_verbs_fail_send_at(int index, int err);
 #define FAKE_DEVICE_FLUSH_GLOBAL     (1ULL << 38)
 #define FAKE_DEVICE_FLUSH_PERSISTENT (1ULL << 39)
 #define FAKE_DEVICE_ATOMIC_WRITE     (1ULL << 40)
+
+/*
+ * The IBTA 1.5 names the fake uses, with rdma-core's values (rdma-core of
+ * the build may not have the names): the send_ops_flags of a QP that posts
+ * them (rpma::verbs::native_send_ops), the opcodes of their send records.
+ */
+#define FAKE_QP_EX_WITH_FLUSH	     (1ULL << 11)
+#define FAKE_QP_EX_WITH_ATOMIC_WRITE (1ULL << 12)
+#define FAKE_WR_FLUSH		     14
+#define FAKE_WR_ATOMIC_WRITE	     15
 
 /* Every reg_mr call, failed ones included, oldest first, since the reset. */
 struct fake_reg_mr_record {

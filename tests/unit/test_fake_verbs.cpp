@@ -394,6 +394,7 @@ void device_capabilities(void **)
 	assert_int_equal(v::query_device_ex(fake_verbs_context(), &attr), 0);
 	assert_int_equal(attr.odp_caps.general_caps, 0);
 	assert_int_equal(attr.device_cap_flags_ex & FAKE_DEVICE_ATOMIC_WRITE, 0);
+	assert_int_equal(v::native_ops(attr), 0);
 	assert_int_equal(fake_verbs_context()->device->transport_type, IBV_TRANSPORT_IB);
 	fake_verbs_set_odp(true);
 	fake_verbs_set_native_atomic_write(true);
@@ -403,6 +404,9 @@ void device_capabilities(void **)
 	assert_true(attr.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_WRITE);
 	assert_true(attr.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_READ);
 	assert_true(attr.device_cap_flags_ex & FAKE_DEVICE_ATOMIC_WRITE);
+	assert_int_equal(v::native_ops(attr), v::NATIVE_ATOMIC_WRITE);
+	assert_int_equal(v::native_send_ops(v::NATIVE_ATOMIC_WRITE), FAKE_QP_EX_WITH_ATOMIC_WRITE);
+	assert_int_equal(v::native_send_ops(0), 0);
 	assert_int_equal(fake_verbs_context()->device->transport_type, IBV_TRANSPORT_IWARP);
 	fake_verbs_reset();
 	assert_int_equal(fake_verbs_context()->device->transport_type, IBV_TRANSPORT_IB);
