@@ -152,10 +152,16 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 	peer->native = rpma::verbs::native_ops(attr);
 	peer->iwarp = ibv_ctx->device && ibv_ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 
-	RPMA_LOG_INFO("peer on %s: odp %s, native atomic write %s",
+	using rpma::verbs::NATIVE_ATOMIC_WRITE;
+	using rpma::verbs::NATIVE_FLUSH_GLOBAL;
+	using rpma::verbs::NATIVE_FLUSH_PERSISTENT;
+	RPMA_LOG_INFO("peer on %s: odp %s, native flush: global %s, persistent %s, native atomic "
+		      "write %s",
 		      ibv_ctx->device ? ibv_ctx->device->name : "?",
 		      peer->odp_capable ? "yes" : "no",
-		      (peer->native & rpma::verbs::NATIVE_ATOMIC_WRITE) ? "yes" : "no");
+		      (peer->native & NATIVE_FLUSH_GLOBAL) ? "yes" : "no",
+		      (peer->native & NATIVE_FLUSH_PERSISTENT) ? "yes" : "no",
+		      (peer->native & NATIVE_ATOMIC_WRITE) ? "yes" : "no");
 	*peer_ptr = peer;
 	return 0;
 }
