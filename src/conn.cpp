@@ -580,6 +580,7 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *p)
 {
 	p->slot = nullptr;
+	p->native.placement = 0;
 	unsigned send_flags;
 	RPMA_CHECK_ARG(send_flags_from(op.flags, &send_flags));
 	switch (op.op) {
@@ -858,7 +859,7 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	 * was flushed.
 	 */
 	send_flags |= IBV_SEND_FENCE;
-	if (conn->peer->native_atomic_write) {
+	if (conn->peer->native & verbs::NATIVE_ATOMIC_WRITE) {
 		ret = verbs::post_atomic_write(conn->id->qp, wr_id_of(op_context), send_flags, rkey,
 					       raddr, src);
 		if (ret)
@@ -892,10 +893,37 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	int ret = flush_prepare(conn, dst, dst_offset, len, type, send_flags, op_context, &p);
 	if (ret)
 		return ret;
-	ret = conn->post_send(&p.wr);
+	if (p.native.placement) {
+		ret = verbs::post_send_ex(conn->id->qp, &p.wr, &p.native);
+		if (ret)
+			ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_wr_flush");
+	} else {
+		ret = conn->post_send(&p.wr);
+	}
 	if (ret)
 		flush_unprepare(conn, &p);
 	return ret;
+}
+
+/*
+ * Posts a prepared batch that holds a native flush: through the ibv_qp_ex
+ * work-request API, which can say what a flush needs and ibv_post_send
+ * cannot. All or nothing, one doorbell.
+ */
+static int post_batch_ex(rpma_conn *conn, prepared_wr *batch, int count, int *failed)
+{
+	verbs::native_flush_wr native[RPMA_BATCH_MAX];
+	for (int i = 0; i < count; i++)
+		native[i] = batch[i].native;
+	int ret = verbs::post_send_ex(conn->id->qp, &batch[0].wr, native);
+	if (ret == 0)
+		return 0;
+	for (int i = 0; i < count; i++)
+		flush_unprepare(conn, &batch[i]);
+	/* ibv_wr_complete() posts nothing when it fails: the batch failed as a whole */
+	if (failed)
+		*failed = 0;
+	return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_wr_complete");
 }
 
 int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int count, int *failed)
@@ -909,6 +937,7 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 
 	/* every element is checked and built before anything is posted */
 	prepared_wr batch[RPMA_BATCH_MAX];
+	bool native = false;
 	for (int i = 0; i < count; i++) {
 		int ret = batch_prepare(conn, ops[i], &batch[i]);
 		if (ret) {
@@ -919,9 +948,13 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 				*failed = i;
 			return ret;
 		}
+		if (batch[i].native.placement)
+			native = true;
 		if (i)
 			batch[i - 1].wr.next = &batch[i].wr;
 	}
+	if (native)
+		return post_batch_ex(conn, batch, count, failed);
 
 	/* one chain, one doorbell */
 	ibv_send_wr *bad_wr = nullptr;

@@ -105,9 +105,17 @@ void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
 		cmpl->op = RPMA_OP_READ;
 		break;
 	case IBV_WC_RDMA_WRITE:
+#ifdef HAVE_IBV_WC_ATOMIC_WRITE
 	case IBV_WC_ATOMIC_WRITE:
+#endif
 		cmpl->op = RPMA_OP_WRITE;
 		break;
+#ifdef HAVE_IBV_WC_FLUSH
+	case IBV_WC_FLUSH:
+		/* the library's flushes come with is_flush; this is for completeness */
+		cmpl->op = RPMA_OP_FLUSH;
+		break;
+#endif
 	case IBV_WC_SEND:
 		cmpl->op = RPMA_OP_SEND;
 		break;
@@ -178,9 +186,14 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 					if (!gpspm_request_sent(g, flush, slot, w, &wc[kept]))
 						continue;
 				} else {
-					/* a read-after-write flush */
+					/*
+					 * A read-after-write flush (IBV_WC_RDMA_READ) or
+					 * a native one (IBV_WC_FLUSH): either shows as
+					 * the read librpma 1.x carried every flush with.
+					 */
 					wc[kept] = w;
 					wc[kept].wr_id = wr_id_of(slot->op_context);
+					wc[kept].opcode = IBV_WC_RDMA_READ;
 					flush->release(slot);
 				}
 				*flushes |= 1ULL << kept++;

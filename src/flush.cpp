@@ -4,6 +4,7 @@
  */
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <unistd.h>
@@ -159,7 +160,8 @@ rpma_flush_method choose_flush_method(const flush_capabilities &caps, const rpma
 			*why = "the remote region was not registered for persistent flush";
 			return RPMA_FLUSH_METHOD_NONE;
 		}
-		if (caps.native && (offered & METHOD_NATIVE_PERSISTENT))
+		if ((caps.native & verbs::NATIVE_FLUSH_PERSISTENT) &&
+		    (offered & METHOD_NATIVE_PERSISTENT))
 			return RPMA_FLUSH_METHOD_NATIVE;
 		if (caps.direct_write_to_pmem && (offered & METHOD_READ_AFTER_WRITE))
 			return RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
@@ -179,7 +181,7 @@ rpma_flush_method choose_flush_method(const flush_capabilities &caps, const rpma
 		*why = "the remote region was not registered for visibility flush";
 		return RPMA_FLUSH_METHOD_NONE;
 	}
-	if (caps.native && (offered & METHOD_NATIVE_VISIBILITY))
+	if ((caps.native & verbs::NATIVE_FLUSH_GLOBAL) && (offered & METHOD_NATIVE_VISIBILITY))
 		return RPMA_FLUSH_METHOD_NATIVE;
 	if (offered & METHOD_READ_AFTER_WRITE)
 		return RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
@@ -239,6 +241,43 @@ int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, s
 	return 0;
 }
 
+int flush_native_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+			 rpma_flush_type type, unsigned send_flags, const void *op_context,
+			 prepared_wr *p)
+{
+	/* a FLUSH names its range with a 32-bit length (its RETH) */
+	const bool whole_region = len > UINT32_MAX;
+	p->native.placement = type == RPMA_FLUSH_TYPE_PERSISTENT ? verbs::NATIVE_FLUSH_PERSISTENT
+								 : verbs::NATIVE_FLUSH_GLOBAL;
+	p->native.whole_region = whole_region;
+	p->native.len = whole_region ? 0 : static_cast<uint32_t>(len);
+
+	p->wr = ibv_send_wr{};
+	p->wr.wr.rdma.remote_addr = whole_region ? dst->raddr : dst->raddr + offset;
+	p->wr.wr.rdma.rkey = dst->rkey;
+	/* no opcode of ibv_send_wr is a flush: native.placement says what this is */
+	p->wr.opcode = IBV_WR_RDMA_READ;
+	p->slot = nullptr;
+
+	if (!(send_flags & IBV_SEND_SIGNALED)) {
+		/* an error completion shows the context: that is all it needs */
+		p->wr.wr_id = wr_id_of(op_context);
+		return 0;
+	}
+
+	/* its completion is told from the application's by the slot */
+	conn_flush *flush = conn->flush;
+	p->slot = flush->claim(op_context, true, 0);
+	if (p->slot == nullptr) {
+		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "
+			       "and CQ can hold");
+		return RPMA_E_NOMEM;
+	}
+	p->wr.wr_id = flush->wr_id_of(p->slot);
+	p->wr.send_flags = IBV_SEND_SIGNALED;
+	return 0;
+}
+
 /* What the connection knows for choosing a flush method. */
 flush_capabilities capabilities_of(const rpma_conn *conn)
 {
@@ -246,7 +285,8 @@ flush_capabilities capabilities_of(const rpma_conn *conn)
 	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
 	caps.gpspm = conn->flush->gpspm != nullptr &&
 		     conn->flush->gpspm->max_in_flight.load(std::memory_order_relaxed) != 0;
-	caps.native = false;
+	caps.native =
+	    conn->peer->native & (verbs::NATIVE_FLUSH_GLOBAL | verbs::NATIVE_FLUSH_PERSISTENT);
 	return caps;
 }
 
@@ -254,7 +294,11 @@ int flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, siz
 		  rpma_flush_type type, unsigned send_flags, const void *op_context, prepared_wr *p)
 {
 	const char *why = nullptr;
+	p->native.placement = 0;
 	switch (choose_flush_method(capabilities_of(conn), dst, type, &why)) {
+	case RPMA_FLUSH_METHOD_NATIVE:
+		return flush_native_prepare(conn, dst, offset, len, type, send_flags, op_context,
+					    p);
 	case RPMA_FLUSH_METHOD_READ_AFTER_WRITE:
 		return flush_read_after_write_prepare(conn, dst, offset, len, send_flags,
 						      op_context, p);

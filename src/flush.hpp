@@ -15,6 +15,8 @@
 
 #include <librpma.h>
 
+#include "verbs/verbs.hpp"
+
 struct rpma_conn;
 struct rpma_mr_remote;
 struct rpma_peer;
@@ -150,7 +152,12 @@ int conn_flush_delete(conn_flush **flush_ptr);
 struct flush_capabilities {
 	bool direct_write_to_pmem; /* the target declared it */
 	bool gpspm;		   /* both sides carry GPSPM on this connection */
-	bool native;		   /* both devices have the RDMA FLUSH verb */
+	/*
+	 * The placements of RDMA FLUSH (verbs::NATIVE_FLUSH_* bits) that this
+	 * side's device and QP can post; the target's side is in the
+	 * region's descriptor.
+	 */
+	uint8_t native;
 };
 
 /*
@@ -179,6 +186,11 @@ struct prepared_wr {
 	ibv_sge sge;
 	flush_slot *slot; /* the flush slot it holds, or NULL */
 	uint8_t msg[PREPARED_MSG_MAX];
+	/*
+	 * A native flush (native.placement set): posted through
+	 * verbs::post_send_ex, as ibv_post_send cannot carry it.
+	 */
+	verbs::native_flush_wr native;
 };
 
 /*
@@ -203,6 +215,16 @@ void flush_unprepare(rpma_conn *conn, prepared_wr *p);
 int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset,
 				   size_t len, unsigned send_flags, const void *op_context,
 				   prepared_wr *p);
+
+/*
+ * The native flush: the RDMA FLUSH verb of IBTA 1.5, executed by the
+ * target's device, with the placement of type (persistence or global
+ * visibility) for [offset, offset + len) of dst; a range longer than a
+ * FLUSH can name (32 bits) flushes the whole region, which covers it.
+ */
+int flush_native_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+			 rpma_flush_type type, unsigned send_flags, const void *op_context,
+			 prepared_wr *p);
 
 } /* namespace rpma */
 

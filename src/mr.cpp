@@ -59,7 +59,56 @@ static uint8_t local_flush_methods(const rpma_mr_local *mr)
 		methods |= METHOD_READ_AFTER_WRITE;
 	if (mr->persist)
 		methods |= METHOD_GPSPM;
+	if (mr->native_flush & verbs::NATIVE_FLUSH_GLOBAL)
+		methods |= METHOD_NATIVE_VISIBILITY;
+	if (mr->native_flush & verbs::NATIVE_FLUSH_PERSISTENT)
+		methods |= METHOD_NATIVE_PERSISTENT;
 	return methods;
+}
+
+/*
+ * The placements of a native flush that the usage asks for and the
+ * peer's device offers: global visibility for a visibility flush,
+ * persistence for a persistent one.
+ */
+static uint8_t native_flush_wanted(const rpma_peer *peer, int usage)
+{
+	uint8_t wanted = 0;
+	if (usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY)
+		wanted |= verbs::NATIVE_FLUSH_GLOBAL;
+	if (usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)
+		wanted |= verbs::NATIVE_FLUSH_PERSISTENT;
+	return wanted & peer->native;
+}
+
+/*
+ * Registers [ptr, ptr + size) with access and the native flush access for
+ * *placements, giving up what the device refuses: rxe grants
+ * IBV_ACCESS_FLUSH_PERSISTENT only to memory its kernel knows to be
+ * persistent (EINVAL for DRAM), so persistence goes first, then global
+ * visibility. *placements ends as what was granted. NULL with errno when
+ * even the registration without them failed.
+ */
+static ibv_mr *reg_with_native_flush(rpma_peer *peer, void *ptr, size_t size, int access,
+				     uint8_t *placements)
+{
+	for (;;) {
+		ibv_mr *mr = verbs::reg_mr(peer->pd, ptr, size,
+					   access | verbs::native_flush_access(*placements));
+		if (mr != nullptr || *placements == 0)
+			return mr;
+		const int err = errno;
+		const uint8_t fewer = (*placements & verbs::NATIVE_FLUSH_PERSISTENT)
+					  ? *placements & ~verbs::NATIVE_FLUSH_PERSISTENT
+					  : 0;
+		RPMA_LOG_INFO("ibv_reg_mr of %zu bytes for native %s flush refused (errno %d): "
+			      "registering without it",
+			      size,
+			      (*placements & verbs::NATIVE_FLUSH_PERSISTENT) ? "persistent"
+									     : "visibility",
+			      err);
+		*placements = fewer;
+	}
 }
 
 } /* namespace rpma */
@@ -81,8 +130,13 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	if (mr == nullptr)
 		return RPMA_E_NOMEM;
 
+	/*
+	 * Read-after-write peers (librpma 1.x ones among them) need what
+	 * usage_to_access() grants whether or not native flush is granted too.
+	 */
 	const int access = usage_to_access(peer, usage);
-	ibv_mr *ibv_mr = verbs::reg_mr(peer->pd, ptr, size, access);
+	uint8_t native_flush = native_flush_wanted(peer, usage);
+	ibv_mr *ibv_mr = reg_with_native_flush(peer, ptr, size, access, &native_flush);
 	if (ibv_mr == nullptr && errno == EOPNOTSUPP && peer->odp_capable) {
 		/* memory that cannot be pinned (e.g. fsdax) can still be paged on demand */
 		RPMA_LOG_INFO("ibv_reg_mr: EOPNOTSUPP, retrying with on-demand paging");
@@ -97,6 +151,7 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->mr = ibv_mr;
 	mr->usage = usage;
 	mr->peer = peer;
+	mr->native_flush = native_flush;
 	mr->persist = nullptr;
 	mr->gpspm_prev = mr->gpspm_next = nullptr;
 	*mr_ptr = mr;

@@ -29,6 +29,12 @@ struct rpma_mr_local {
 	ibv_mr *mr;
 	int usage;
 	rpma_peer *peer;
+	/*
+	 * The placements (rpma::verbs::NATIVE_FLUSH_* bits) that a peer's
+	 * RDMA FLUSH may ask of the region: what its usage asked for, the
+	 * device offers, and the registration was granted.
+	 */
+	uint8_t native_flush;
 
 	/*
 	 * GPSPM: how the target's CPU makes the region persistent; set, the

@@ -16,12 +16,6 @@
 namespace rpma
 {
 
-/*
- * The kernel's IB_UVERBS_DEVICE_ATOMIC_WRITE bit of device_cap_flags_ex; it
- * is newer than some rdma-core headers, hence spelled out here.
- */
-constexpr uint64_t DEVICE_CAP_ATOMIC_WRITE = 1ULL << 40;
-
 static bool odp_capable_from(const ibv_device_attr_ex &attr)
 {
 	/* one-sided reads and writes must be able to fault pages in */
@@ -58,15 +52,14 @@ int rpma_peer::create_qp(rdma_cm_id *id, const qp_shape &shape, ibv_cq *send_cq,
 	attr.sq_sig_all = 0;
 	attr.comp_mask = IBV_QP_INIT_ATTR_PD;
 	attr.pd = pd;
-#ifdef HAVE_IBV_ATOMIC_WRITE
-	if (native_atomic_write) {
+	/* the native operations are posted through ibv_qp_ex, which must know them */
+	if (const uint64_t native_send_ops = rpma::verbs::native_send_ops(native)) {
 		attr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		attr.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
 				      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
 				      IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
-				      IBV_QP_EX_WITH_ATOMIC_WRITE;
+				      native_send_ops;
 	}
-#endif
 
 	if (rpma::verbs::create_qp_ex(id, &attr))
 		return RPMA_PROVIDER_FAILED(errno, "rdma_create_qp_ex");
@@ -156,16 +149,19 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 	pthread_rwlock_init(&peer->gpspm_lock, nullptr);
 	peer->gpspm_regions = nullptr;
 	peer->odp_capable = rpma::odp_capable_from(attr);
-#ifdef HAVE_IBV_ATOMIC_WRITE
-	peer->native_atomic_write = (attr.device_cap_flags_ex & rpma::DEVICE_CAP_ATOMIC_WRITE) != 0;
-#else
-	peer->native_atomic_write = false;
-#endif
+	peer->native = rpma::verbs::native_ops(attr);
 	peer->iwarp = ibv_ctx->device && ibv_ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 
-	RPMA_LOG_INFO("peer on %s: odp %s, native atomic write %s",
+	using rpma::verbs::NATIVE_ATOMIC_WRITE;
+	using rpma::verbs::NATIVE_FLUSH_GLOBAL;
+	using rpma::verbs::NATIVE_FLUSH_PERSISTENT;
+	RPMA_LOG_INFO("peer on %s: odp %s, native flush: global %s, persistent %s, native atomic "
+		      "write %s",
 		      ibv_ctx->device ? ibv_ctx->device->name : "?",
-		      peer->odp_capable ? "yes" : "no", peer->native_atomic_write ? "yes" : "no");
+		      peer->odp_capable ? "yes" : "no",
+		      (peer->native & NATIVE_FLUSH_GLOBAL) ? "yes" : "no",
+		      (peer->native & NATIVE_FLUSH_PERSISTENT) ? "yes" : "no",
+		      (peer->native & NATIVE_ATOMIC_WRITE) ? "yes" : "no");
 	*peer_ptr = peer;
 	return 0;
 }

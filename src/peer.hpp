@@ -27,9 +27,14 @@ struct qp_shape {
 struct rpma_peer {
 	ibv_context *context;
 	ibv_pd *pd;
-	bool odp_capable;	  /* registration can fall back to on-demand paging */
-	bool native_atomic_write; /* IBV_WR_ATOMIC_WRITE is offered */
-	bool iwarp;		  /* RDMA read writes its sink remotely on iWARP */
+	bool odp_capable; /* registration can fall back to on-demand paging */
+	bool iwarp;	  /* RDMA read writes its sink remotely on iWARP */
+	/*
+	 * The IBTA 1.5 operations (rpma::verbs::NATIVE_* bits) that the device
+	 * offers and this build can post; the QPs of its connections are
+	 * created for them.
+	 */
+	uint8_t native;
 
 	/*
 	 * The regions that GPSPM may flush (those with a persist function),

@@ -8,6 +8,14 @@
 
 #include "verbs/verbs.hpp"
 
+/*
+ * NATIVE_ATOMIC_WRITE_VERBS and NATIVE_FLUSH_VERBS (src/meson.build): this
+ * rdma-core has every name the verb needs, each HAVE_<name> is defined.
+ */
+#if defined(NATIVE_ATOMIC_WRITE_VERBS) || defined(NATIVE_FLUSH_VERBS)
+#include <rdma/ib_user_verbs.h>
+#endif
+
 namespace rpma::verbs
 {
 
@@ -19,6 +27,51 @@ int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr)
 		return -1;
 	}
 	return 0;
+}
+
+uint8_t native_ops(const ibv_device_attr_ex &attr)
+{
+	uint8_t ops = 0;
+	(void)attr;
+#ifdef NATIVE_FLUSH_VERBS
+	if (attr.device_cap_flags_ex & IB_UVERBS_DEVICE_FLUSH_GLOBAL)
+		ops |= NATIVE_FLUSH_GLOBAL;
+	if (attr.device_cap_flags_ex & IB_UVERBS_DEVICE_FLUSH_PERSISTENT)
+		ops |= NATIVE_FLUSH_PERSISTENT;
+#endif
+#ifdef NATIVE_ATOMIC_WRITE_VERBS
+	if (attr.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE)
+		ops |= NATIVE_ATOMIC_WRITE;
+#endif
+	return ops;
+}
+
+uint64_t native_send_ops(uint8_t ops)
+{
+	uint64_t send_ops = 0;
+	(void)ops;
+#ifdef NATIVE_FLUSH_VERBS
+	if (ops & (NATIVE_FLUSH_GLOBAL | NATIVE_FLUSH_PERSISTENT))
+		send_ops |= IBV_QP_EX_WITH_FLUSH;
+#endif
+#ifdef NATIVE_ATOMIC_WRITE_VERBS
+	if (ops & NATIVE_ATOMIC_WRITE)
+		send_ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
+#endif
+	return send_ops;
+}
+
+int native_flush_access(uint8_t placements)
+{
+	int access = 0;
+	(void)placements;
+#ifdef NATIVE_FLUSH_VERBS
+	if (placements & NATIVE_FLUSH_GLOBAL)
+		access |= IBV_ACCESS_FLUSH_GLOBAL;
+	if (placements & NATIVE_FLUSH_PERSISTENT)
+		access |= IBV_ACCESS_FLUSH_PERSISTENT;
+#endif
+	return access;
 }
 
 ibv_pd *alloc_pd(ibv_context *ctx)
@@ -136,7 +189,7 @@ int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
 		      uint64_t remote_addr, const void *src8)
 {
-#ifdef HAVE_IBV_ATOMIC_WRITE
+#ifdef NATIVE_ATOMIC_WRITE_VERBS
 	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
 	if (qpx == nullptr) {
 		errno = EOPNOTSUPP;
@@ -154,6 +207,83 @@ int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint3
 	(void)rkey;
 	(void)remote_addr;
 	(void)src8;
+	errno = EOPNOTSUPP;
+	return EOPNOTSUPP;
+#endif
+}
+
+#ifdef NATIVE_FLUSH_VERBS
+/* one work request of post_send_ex(), built on qpx; false for what it cannot build */
+static bool build_wr_ex(ibv_qp_ex *qpx, const ibv_send_wr *wr, const native_flush_wr &flush)
+{
+	qpx->wr_id = wr->wr_id;
+	qpx->wr_flags = wr->send_flags;
+	if (flush.placement) {
+		ibv_wr_flush(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, flush.len,
+			     flush.placement == NATIVE_FLUSH_PERSISTENT ? IBV_FLUSH_PERSISTENT
+									: IBV_FLUSH_GLOBAL,
+			     flush.whole_region ? IBV_FLUSH_MR : IBV_FLUSH_RANGE);
+		return true;
+	}
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_READ:
+		ibv_wr_rdma_read(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr);
+		break;
+	case IBV_WR_RDMA_WRITE:
+		ibv_wr_rdma_write(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr);
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		ibv_wr_rdma_write_imm(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, wr->imm_data);
+		break;
+	case IBV_WR_SEND:
+		ibv_wr_send(qpx);
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		ibv_wr_send_imm(qpx, wr->imm_data);
+		break;
+	default:
+		return false;
+	}
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		/* the library inlines one buffer at most */
+		if (wr->num_sge > 1)
+			return false;
+		if (wr->num_sge == 1)
+			ibv_wr_set_inline_data(qpx, reinterpret_cast<void *>(wr->sg_list[0].addr),
+					       wr->sg_list[0].length);
+		else
+			ibv_wr_set_inline_data(qpx, nullptr, 0);
+	} else {
+		ibv_wr_set_sge_list(qpx, static_cast<size_t>(wr->num_sge), wr->sg_list);
+	}
+	return true;
+}
+#endif
+
+int post_send_ex(ibv_qp *qp, ibv_send_wr *wr, const native_flush_wr *flush)
+{
+#ifdef NATIVE_FLUSH_VERBS
+	ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+	if (qpx == nullptr) {
+		errno = EOPNOTSUPP;
+		return EOPNOTSUPP;
+	}
+	ibv_wr_start(qpx);
+	for (size_t i = 0; wr != nullptr; wr = wr->next, i++) {
+		if (!build_wr_ex(qpx, wr, flush[i])) {
+			ibv_wr_abort(qpx);
+			errno = EINVAL;
+			return EINVAL;
+		}
+	}
+	const int ret = ibv_wr_complete(qpx);
+	if (ret)
+		errno = ret;
+	return ret;
+#else
+	(void)qp;
+	(void)wr;
+	(void)flush;
 	errno = EOPNOTSUPP;
 	return EOPNOTSUPP;
 #endif

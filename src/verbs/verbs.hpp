@@ -13,19 +13,49 @@
 #ifndef RPMA_VERBS_HPP
 #define RPMA_VERBS_HPP
 
+#include <cstdint>
+
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 namespace rpma::verbs
 {
 
+/*
+ * The IBTA 1.5 operations a device may execute natively. Their rdma-core
+ * names (ibv_wr_flush, IBV_ACCESS_FLUSH_*, IBV_QP_EX_WITH_FLUSH,
+ * IB_UVERBS_DEVICE_FLUSH_*, ...) are newer than some rdma-core the library
+ * builds with: src/meson.build asks the compiler for each, and only this
+ * boundary spells them. The library above speaks of these bits.
+ */
+enum native_op : uint8_t {
+	NATIVE_FLUSH_GLOBAL = 1 << 0,	  /* RDMA FLUSH, placement: global visibility */
+	NATIVE_FLUSH_PERSISTENT = 1 << 1, /* RDMA FLUSH, placement: persistence */
+	NATIVE_ATOMIC_WRITE = 1 << 2,	  /* RDMA ATOMIC WRITE of 8 bytes */
+};
+
 /* devices and protection domains */
 int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr);
+/*
+ * The native operations (NATIVE_* bits) that a device with attr offers and
+ * that this build can post: none where rdma-core lacks the verb's names.
+ */
+uint8_t native_ops(const ibv_device_attr_ex &attr);
+/*
+ * What a QP that posts the native operations ops needs in its
+ * send_ops_flags besides the ordinary operations; 0 when ops needs nothing.
+ */
+uint64_t native_send_ops(uint8_t ops);
 ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
 
 /* memory registration */
 ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, int access);
+/*
+ * The access flags that let a peer's RDMA FLUSH of the given placements
+ * (NATIVE_FLUSH_* bits) into a region; 0 for none.
+ */
+int native_flush_access(uint8_t placements);
 int dereg_mr(ibv_mr *mr);
 int advise_mr(ibv_pd *pd, ibv_advise_mr_advice advice, uint32_t flags, ibv_sge *sg_list,
 	      uint32_t num_sge);
@@ -55,6 +85,27 @@ int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 /* the native 8-byte atomic write (IBV_WR_ATOMIC_WRITE) through ibv_qp_ex */
 int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
 		      uint64_t remote_addr, const void *src8);
+/*
+ * What a struct ibv_send_wr cannot say of a native RDMA FLUSH: its
+ * placement (NATIVE_FLUSH_GLOBAL or NATIVE_FLUSH_PERSISTENT; 0 for a work
+ * request that is no native flush), its 32-bit length, and whether it
+ * flushes the whole region of its rkey instead of a range.
+ */
+struct native_flush_wr {
+	uint8_t placement;
+	bool whole_region;
+	uint32_t len;
+};
+/*
+ * Posts the chain wr through the ibv_qp_ex work-request API, between one
+ * ibv_wr_start() and one ibv_wr_complete(): one doorbell. The i-th work
+ * request of the chain is a native flush where flush[i].placement is set
+ * (its wr gives the wr_id, send_flags, remote_addr and rkey), else what its
+ * opcode says (RDMA read, write, send, with or without immediate data).
+ * All or nothing: on failure (the error number returned, errno set too)
+ * no work request of the chain was posted.
+ */
+int post_send_ex(ibv_qp *qp, ibv_send_wr *wr, const native_flush_wr *flush);
 
 /* librdmacm */
 rdma_event_channel *create_event_channel();

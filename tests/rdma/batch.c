@@ -36,7 +36,8 @@ static void server(void)
 #ifdef BATCH_GPSPM
 	T_OK(rpma_mr_set_persist_fn(mr, persist));
 	T_OK(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED));
-	t_pdata_add_mr_versioned(&pd, mr);
+	/* as a target without native flush sends it: GPSPM is tested here */
+	t_pdata_add_mr_versioned_methods(&pd, mr, t_mr_methods(mr) & ~T_METHOD_NATIVE);
 	t_pdata_add_peer_cfg_versioned(&pd, pcfg, cfg);
 #else
 	T_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));

@@ -21,6 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(NATIVE_FLUSH_VERBS) || defined(NATIVE_ATOMIC_WRITE_VERBS)
+#include <rdma/ib_user_verbs.h>
+#endif
+
 struct t_env t_env = { .name = "?", .provider = "unknown", .role = T_PARENT };
 
 /* pipes: server -> client, client -> server, children -> parent (skip reason) */
@@ -554,6 +558,57 @@ long t_check_pattern(const void *buf, size_t len, size_t origin, unsigned seed)
 	return -1;
 }
 
+/* the IBTA 1.5 verbs */
+
+/* device_cap_flags_ex of this process's device */
+static __attribute__((unused)) uint64_t device_caps(void)
+{
+	struct ibv_context *ibv = NULL;
+	enum rpma_util_ibv_context_type type =
+	    t_env.role == T_SERVER ? RPMA_UTIL_IBV_CONTEXT_LOCAL : RPMA_UTIL_IBV_CONTEXT_REMOTE;
+	T_OK(rpma_utils_get_ibv_context(t_env.addr, type, &ibv));
+	struct ibv_device_attr_ex attr;
+	memset(&attr, 0, sizeof(attr));
+	const int err = ibv_query_device_ex(ibv, NULL, &attr);
+	if (err)
+		T_FAIL("ibv_query_device_ex: %s", strerror(err));
+	return attr.device_cap_flags_ex;
+}
+
+bool t_native_flush(void)
+{
+#ifdef NATIVE_FLUSH_VERBS
+	const uint64_t caps = device_caps();
+	return (caps & IB_UVERBS_DEVICE_FLUSH_GLOBAL) && (caps & IB_UVERBS_DEVICE_FLUSH_PERSISTENT);
+#else
+	return false;
+#endif
+}
+
+bool t_native_atomic_write(void)
+{
+#ifdef NATIVE_ATOMIC_WRITE_VERBS
+	return (device_caps() & IB_UVERBS_DEVICE_ATOMIC_WRITE) != 0;
+#else
+	return false;
+#endif
+}
+
+const char *t_method_str(enum rpma_flush_method method)
+{
+	switch (method) {
+	case RPMA_FLUSH_METHOD_NONE:
+		return "none";
+	case RPMA_FLUSH_METHOD_READ_AFTER_WRITE:
+		return "read-after-write";
+	case RPMA_FLUSH_METHOD_GPSPM:
+		return "GPSPM";
+	case RPMA_FLUSH_METHOD_NATIVE:
+		return "native";
+	}
+	return "?";
+}
+
 /* peers and regions */
 
 struct rpma_peer *t_peer_new(void)
@@ -609,6 +664,41 @@ void t_pdata_add_mr_versioned(struct t_pdata *pd, const struct rpma_mr_local *mr
 		T_FAIL("versioned region descriptor size %zu", size);
 	T_OK(rpma_mr_get_versioned_descriptor(mr, desc));
 	t_pdata_add(pd, desc, size);
+}
+
+static uint8_t crc8(const uint8_t *p, size_t len)
+{
+	uint8_t crc = 0;
+	for (size_t i = 0; i < len; i++) {
+		crc ^= p[i];
+		for (int bit = 0; bit < 8; bit++)
+			crc = (uint8_t)(crc & 0x80 ? (crc << 1) ^ 0x07 : crc << 1);
+	}
+	return crc;
+}
+
+void t_pdata_add_mr_versioned_methods(struct t_pdata *pd, const struct rpma_mr_local *mr,
+				      uint8_t methods)
+{
+	size_t size = 0;
+	unsigned char desc[255];
+	T_OK(rpma_mr_get_versioned_descriptor_size(mr, &size));
+	if (size != T_MR_VERSIONED_SIZE)
+		T_FAIL("versioned region descriptor size %zu", size);
+	T_OK(rpma_mr_get_versioned_descriptor(mr, desc));
+	T_EQ(desc[24], crc8(desc, 24));
+	desc[23] = methods;
+	desc[24] = crc8(desc, 24);
+	t_pdata_add(pd, desc, size);
+}
+
+uint8_t t_mr_methods(const struct rpma_mr_local *mr)
+{
+	unsigned char desc[T_MR_VERSIONED_SIZE];
+	T_OK(rpma_mr_get_versioned_descriptor(mr, desc));
+	T_EQ(desc[21], 0xD7);
+	T_EQ(desc[24], crc8(desc, 24));
+	return desc[23];
 }
 
 void t_pdata_add_peer_cfg_versioned(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg,

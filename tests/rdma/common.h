@@ -146,6 +146,18 @@ struct t_persist_log {
 };
 extern struct t_persist_log t_persist_log;
 void *t_pmem_map(size_t size, rpma_persist_fn **persist);
+/* whether t_pmem_map maps persistent memory (RPMA_TEST_PMEM and libpmem2) */
+bool t_pmem_is_device(void);
+
+/*
+ * Whether the library flushes (both placements) or atomically writes
+ * natively on this process's device: the device offers the IBTA 1.5 verb
+ * (device_cap_flags_ex) and the library was built with an rdma-core that
+ * names it (NATIVE_*_VERBS, as src/meson.build found them).
+ */
+bool t_native_flush(void);
+bool t_native_atomic_write(void);
+const char *t_method_str(enum rpma_flush_method method);
 
 /* peers and regions */
 struct rpma_peer *t_peer_new(void);
@@ -164,6 +176,21 @@ void t_pdata_add_mr(struct t_pdata *pd, const struct rpma_mr_local *mr);
 void t_pdata_add_peer_cfg(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg);
 /* the versioned forms, which say which flush methods the target offers */
 void t_pdata_add_mr_versioned(struct t_pdata *pd, const struct rpma_mr_local *mr);
+/*
+ * The versioned region descriptor offering methods (T_METHOD_* bits)
+ * instead of what the region offers, its checksum made good: what a
+ * target that lacks some would send, or one that claims too much.
+ */
+void t_pdata_add_mr_versioned_methods(struct t_pdata *pd, const struct rpma_mr_local *mr,
+				      uint8_t methods);
+/* the flush methods (T_METHOD_* bits) the region's versioned descriptor offers */
+uint8_t t_mr_methods(const struct rpma_mr_local *mr);
+#define T_MR_VERSIONED_SIZE	 25
+#define T_METHOD_RAW		 0x01
+#define T_METHOD_GPSPM		 0x02
+#define T_METHOD_NATIVE_VIS	 0x04
+#define T_METHOD_NATIVE_PERS	 0x08
+#define T_METHOD_NATIVE		 (T_METHOD_NATIVE_VIS | T_METHOD_NATIVE_PERS)
 void t_pdata_add_peer_cfg_versioned(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg,
 				    const struct rpma_conn_cfg *cfg);
 /* the item-th item of received private data; its length in *len */

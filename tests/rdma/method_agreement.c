@@ -66,7 +66,8 @@ static void server(void)
 		struct rpma_conn_cfg *cfg = cfg_with(c->target_gpspm);
 		struct t_pdata pd = { .len = 0 };
 		if (c->versioned) {
-			t_pdata_add_mr_versioned(&pd, mr);
+			/* as a target without native flush: the others are agreed on here */
+			t_pdata_add_mr_versioned_methods(&pd, mr, t_mr_methods(mr) & ~T_METHOD_NATIVE);
 			t_pdata_add_peer_cfg_versioned(&pd, pcfg, cfg);
 		} else {
 			t_pdata_add_mr(&pd, mr);

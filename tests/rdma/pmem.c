@@ -30,6 +30,16 @@ static void recording_persist(const void *ptr, size_t len)
 		pmem_persist(ptr, len);
 }
 
+bool t_pmem_is_device(void)
+{
+#ifdef T_HAVE_PMEM2
+	const char *path = getenv("RPMA_TEST_PMEM");
+	return path && *path;
+#else
+	return false;
+#endif
+}
+
 void *t_pmem_map(size_t size, rpma_persist_fn **persist)
 {
 	const char *path = getenv("RPMA_TEST_PMEM");

@@ -25,6 +25,7 @@
 #include <string>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <algorithm>
 #include <vector>
 
 #include "verbs/verbs.hpp"
@@ -104,6 +105,7 @@ struct fake_qp {
 	fake_cq *recv_cq;
 	fake_srq *srq;
 	bool atomic_write;
+	bool flush;
 	bool in_error; /* modify_qp_to_error */
 };
 
@@ -163,6 +165,8 @@ struct state {
 	bool odp = false;
 	bool atomic_write = false;
 	bool flush = false;
+	const uint8_t *pmem = nullptr;
+	size_t pmem_len = 0;
 
 	unsigned misuse = 0;
 	std::string last_misuse;
@@ -619,6 +623,8 @@ void reset_locked()
 		s.failures[i].clear();
 	}
 	s.iwarp = s.odp = s.atomic_write = s.flush = false;
+	s.pmem = nullptr;
+	s.pmem_len = 0;
 	s.misuse = 0;
 	s.last_misuse.clear();
 	s.sends.clear();
@@ -726,6 +732,43 @@ int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr)
 	return 0;
 }
 
+uint8_t native_ops(const ibv_device_attr_ex &attr)
+{
+	/* as a build whose rdma-core has every name: the device decides */
+	uint8_t ops = 0;
+	if (attr.device_cap_flags_ex & FAKE_DEVICE_FLUSH_GLOBAL)
+		ops |= NATIVE_FLUSH_GLOBAL;
+	if (attr.device_cap_flags_ex & FAKE_DEVICE_FLUSH_PERSISTENT)
+		ops |= NATIVE_FLUSH_PERSISTENT;
+	if (attr.device_cap_flags_ex & FAKE_DEVICE_ATOMIC_WRITE)
+		ops |= NATIVE_ATOMIC_WRITE;
+	return ops;
+}
+
+uint64_t native_send_ops(uint8_t ops)
+{
+	uint64_t send_ops = 0;
+	if (ops & (NATIVE_FLUSH_GLOBAL | NATIVE_FLUSH_PERSISTENT))
+		send_ops |= FAKE_QP_EX_WITH_FLUSH;
+	if (ops & NATIVE_ATOMIC_WRITE)
+		send_ops |= FAKE_QP_EX_WITH_ATOMIC_WRITE;
+	return send_ops;
+}
+
+static_assert(FAKE_FLUSH_GLOBAL == NATIVE_FLUSH_GLOBAL &&
+		  FAKE_FLUSH_PERSISTENT == NATIVE_FLUSH_PERSISTENT,
+	      "the fake's placements are the library's");
+
+int native_flush_access(uint8_t placements)
+{
+	int access = 0;
+	if (placements & NATIVE_FLUSH_GLOBAL)
+		access |= FAKE_ACCESS_FLUSH_GLOBAL;
+	if (placements & NATIVE_FLUSH_PERSISTENT)
+		access |= FAKE_ACCESS_FLUSH_PERSISTENT;
+	return access;
+}
+
 ibv_pd *alloc_pd(ibv_context *ctx)
 {
 	state &s = st();
@@ -782,6 +825,15 @@ ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, int access)
 		return fail_null<ibv_mr>(EINVAL);
 	if ((access & IBV_ACCESS_ON_DEMAND) && !s.odp)
 		return fail_null<ibv_mr>(EOPNOTSUPP);
+	if ((access & (FAKE_ACCESS_FLUSH_GLOBAL | FAKE_ACCESS_FLUSH_PERSISTENT)) && !s.flush)
+		return fail_null<ibv_mr>(EOPNOTSUPP);
+	if (access & FAKE_ACCESS_FLUSH_PERSISTENT) {
+		/* rxe: every page must be persistent memory */
+		const auto *p = static_cast<const uint8_t *>(addr);
+		if (s.pmem == nullptr || p < s.pmem || length > s.pmem_len ||
+		    static_cast<size_t>(p - s.pmem) > s.pmem_len - length)
+			return fail_null<ibv_mr>(EINVAL);
+	}
 	if (length == 0)
 		return fail_null<ibv_mr>(EINVAL);
 	if (!addr && !(access & IBV_ACCESS_ON_DEMAND))
@@ -1245,7 +1297,7 @@ int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint3
 	fake_send_record rec;
 	memset(&rec, 0, sizeof(rec));
 	rec.wr.wr_id = wr_id;
-	rec.wr.opcode = IBV_WR_ATOMIC_WRITE;
+	rec.wr.opcode = static_cast<ibv_wr_opcode>(FAKE_WR_ATOMIC_WRITE);
 	rec.wr.send_flags = send_flags;
 	rec.wr.wr.rdma.remote_addr = remote_addr;
 	rec.wr.wr.rdma.rkey = rkey;
@@ -1255,6 +1307,89 @@ int post_atomic_write(ibv_qp *qp, uint64_t wr_id, unsigned int send_flags, uint3
 	rec.qp = qp;
 	rec.native_atomic_write = true;
 	s.sends.push_back(rec);
+	return 0;
+}
+
+int post_send_ex(ibv_qp *qp, ibv_send_wr *wr, const native_flush_wr *flush)
+{
+	state &s = st();
+	guard g(s.lock);
+	const int fail_at = send_fail_index;
+	send_fail_index = -1;
+	if (int err = enter(FAKE_POST_SEND_EX); err != GO_ON)
+		return fail_ret(err);
+	if (!wr || !flush || !is_live(qp, kind::qp, "ibv_wr_start"))
+		return fail_ret(EINVAL);
+	auto *q = as<fake_qp>(qp);
+	if (!q->flush && !q->atomic_write) {
+		misuse("ibv_wr_start: the QP was not created with send_ops_flags");
+		return fail_ret(EINVAL);
+	}
+	/* nothing is posted unless ibv_wr_complete succeeds: built aside first */
+	std::vector<fake_send_record> built;
+	int index = 0;
+	for (ibv_send_wr *w = wr; w; w = w->next, index++) {
+		if (index == fail_at)
+			return fail_ret(send_fail_err);
+		fake_send_record rec;
+		memset(&rec, 0, sizeof(rec));
+		rec.qp = qp;
+		rec.wr.wr_id = w->wr_id;
+		rec.wr.send_flags = w->send_flags;
+		rec.posted_ex = true;
+		const native_flush_wr &f = flush[index];
+		if (f.placement) {
+			if (!q->flush) {
+				misuse("ibv_wr_flush: the QP was not created with "
+				       "IBV_QP_EX_WITH_FLUSH");
+				return fail_ret(EINVAL);
+			}
+			if (f.placement != NATIVE_FLUSH_GLOBAL &&
+			    f.placement != NATIVE_FLUSH_PERSISTENT) {
+				misuse("ibv_wr_flush: placement %u is neither global nor persistent",
+				       f.placement);
+				return fail_ret(EINVAL);
+			}
+			rec.wr.opcode = static_cast<ibv_wr_opcode>(FAKE_WR_FLUSH);
+			rec.wr.wr.rdma = w->wr.rdma;
+			rec.native_flush = f.placement;
+			rec.flush_len = f.len;
+			rec.flush_whole_region = f.whole_region;
+			built.push_back(rec);
+			continue;
+		}
+		switch (w->opcode) {
+		case IBV_WR_RDMA_READ:
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+		case IBV_WR_SEND:
+		case IBV_WR_SEND_WITH_IMM:
+			break;
+		default:
+			misuse("ibv_wr_*: opcode %d has no builder the library uses", w->opcode);
+			return fail_ret(EINVAL);
+		}
+		if (w->num_sge < 0 || w->num_sge > 1 || (w->num_sge > 0 && !w->sg_list))
+			return fail_ret(EINVAL);
+		rec.wr.opcode = w->opcode;
+		rec.wr.imm_data = w->imm_data;
+		rec.wr.wr.rdma = w->wr.rdma;
+		rec.wr.num_sge = w->num_sge;
+		if (w->num_sge)
+			rec.sge[0] = w->sg_list[0];
+		if ((w->send_flags & IBV_SEND_INLINE) && w->num_sge) {
+			if (w->sg_list[0].length > q->attr.cap.max_inline_data)
+				return fail_ret(ENOMEM);
+			memcpy(rec.inline_data, (const void *)(uintptr_t)w->sg_list[0].addr,
+			       std::min<size_t>(w->sg_list[0].length, sizeof(rec.inline_data)));
+		}
+		built.push_back(rec);
+	}
+	for (const fake_send_record &rec : built) {
+		s.sends.push_back(rec);
+		fake_send_record &kept = s.sends.back();
+		kept.wr.sg_list = kept.wr.num_sge > 0 ? kept.sge : nullptr;
+	}
 	return 0;
 }
 
@@ -1642,10 +1777,14 @@ int create_qp_ex(rdma_cm_id *id, ibv_qp_init_attr_ex *attr)
 	    attr->cap.max_inline_data > 1024)
 		return fail_minus1(EINVAL);
 	bool atomic_write = false;
+	bool flush = false;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
-		if ((attr->send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE) && !s.atomic_write)
+		if ((attr->send_ops_flags & FAKE_QP_EX_WITH_ATOMIC_WRITE) && !s.atomic_write)
 			return fail_minus1(EOPNOTSUPP);
-		atomic_write = attr->send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE;
+		if ((attr->send_ops_flags & FAKE_QP_EX_WITH_FLUSH) && !s.flush)
+			return fail_minus1(EOPNOTSUPP);
+		atomic_write = attr->send_ops_flags & FAKE_QP_EX_WITH_ATOMIC_WRITE;
+		flush = attr->send_ops_flags & FAKE_QP_EX_WITH_FLUSH;
 	}
 
 	auto *qp = new fake_qp();
@@ -1668,6 +1807,7 @@ int create_qp_ex(rdma_cm_id *id, ibv_qp_init_attr_ex *attr)
 	qp->recv_cq = as<fake_cq>(attr->recv_cq);
 	qp->srq = attr->srq ? as<fake_srq>(attr->srq) : nullptr;
 	qp->atomic_write = atomic_write;
+	qp->flush = flush;
 	pd_get(qp->pd);
 	qp->send_cq->qps++;
 	qp->recv_cq->qps++;
@@ -1906,6 +2046,13 @@ void fake_verbs_set_native_flush(bool supported)
 {
 	guard g(st().lock);
 	st().flush = supported;
+}
+
+void fake_verbs_set_pmem(const void *addr, size_t len)
+{
+	guard g(st().lock);
+	st().pmem = static_cast<const uint8_t *>(addr);
+	st().pmem_len = len;
 }
 
 void fake_verbs_fail(enum fake_call call, int nth, int err)

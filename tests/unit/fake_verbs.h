@@ -67,6 +67,7 @@ enum fake_call {
 	FAKE_REJECT,
 	FAKE_DISCONNECT,
 	FAKE_MODIFY_QP_TO_ERROR,
+	FAKE_POST_SEND_EX,
 	FAKE_CALL_MAX
 };
 
@@ -111,6 +112,16 @@ struct fake_send_record {
 	uint8_t inline_data[64]; /* copy of the bytes of IBV_SEND_INLINE posts */
 	struct ibv_qp *qp;
 	bool native_atomic_write; /* posted through post_atomic_write */
+	/* posted through post_send_ex (the ibv_qp_ex work-request API) */
+	bool posted_ex;
+	/*
+	 * A native flush (post_send_ex): its placement, FAKE_FLUSH_GLOBAL or
+	 * FAKE_FLUSH_PERSISTENT (0: not a flush), its length and whether it
+	 * flushes the whole region (wr.wr.rdma holds the address and rkey).
+	 */
+	uint8_t native_flush;
+	uint32_t flush_len;
+	bool flush_whole_region;
 };
 
 struct fake_recv_record {
@@ -190,8 +201,11 @@ struct rdma_cm_id *fake_verbs_last_id(void);
  *   QP on it fail with EBUSY; an inline post larger than the QP's
  *   max_inline_data fails with ENOMEM; post_recv on a QP with an SRQ fails
  *   with EINVAL; create_qp_ex needs send_cq and recv_cq, and a device with
- *   the native atomic write if IBV_QP_EX_WITH_ATOMIC_WRITE is asked for
- *   (EOPNOTSUPP); post_atomic_write needs a QP created with it (EINVAL);
+ *   the native atomic write if FAKE_QP_EX_WITH_ATOMIC_WRITE is asked for,
+ *   and native flush if FAKE_QP_EX_WITH_FLUSH is (EOPNOTSUPP);
+ *   post_atomic_write and post_send_ex need a QP created with send_ops_flags,
+ *   a native flush in post_send_ex with IBV_QP_EX_WITH_FLUSH (EINVAL);
+ *   post_send_ex posts all or nothing (fake_verbs_fail_send_at: nothing);
  *   advise_mr needs ODP on the device (EOPNOTSUPP), an lkey and range
  *   inside a live MR (EINVAL) registered with IBV_ACCESS_ON_DEMAND (ENOENT).
  * - getaddrinfo accepts only numeric IPv4/IPv6 nodes and numeric services;
@@ -228,6 +242,8 @@ void fake_verbs_set_negative_post_errors(bool negative);
 /*
  * The next post_send fails with err at element index of its chain: the
  * elements before it are recorded (posted), *bad_wr names that element.
+ * The next post_send_ex fails with err there too, and posts nothing, as
+ * ibv_wr_complete does.
  */
 void fake_verbs_fail_send_at(int index, int err);
 
@@ -238,6 +254,32 @@ void fake_verbs_fail_send_at(int index, int err);
 #define FAKE_DEVICE_FLUSH_GLOBAL     (1ULL << 38)
 #define FAKE_DEVICE_FLUSH_PERSISTENT (1ULL << 39)
 #define FAKE_DEVICE_ATOMIC_WRITE     (1ULL << 40)
+
+/*
+ * The IBTA 1.5 names the fake uses, with rdma-core's values (rdma-core of
+ * the build may not have the names): the send_ops_flags of a QP that posts
+ * them (rpma::verbs::native_send_ops), the opcodes of their send records.
+ */
+#define FAKE_QP_EX_WITH_FLUSH	     (1ULL << 11)
+#define FAKE_QP_EX_WITH_ATOMIC_WRITE (1ULL << 12)
+#define FAKE_WR_FLUSH		     14
+#define FAKE_WR_ATOMIC_WRITE	     15
+#define FAKE_WC_FLUSH		     8
+#define FAKE_WC_ATOMIC_WRITE	     9
+/* the access flags of a region a peer may flush to visibility / persistence */
+#define FAKE_ACCESS_FLUSH_GLOBAL     (1 << 8)
+#define FAKE_ACCESS_FLUSH_PERSISTENT (1 << 9)
+/* the placements of post_send_ex's flushes (rpma::verbs::NATIVE_FLUSH_*) */
+#define FAKE_FLUSH_GLOBAL     1
+#define FAKE_FLUSH_PERSISTENT 2
+
+/*
+ * The memory the fake's kernel knows to be persistent: reg_mr with
+ * FAKE_ACCESS_FLUSH_PERSISTENT of anything else fails with EINVAL, as
+ * rxe does (none after a reset). The flush access flags on a device
+ * without native flush fail with EOPNOTSUPP.
+ */
+void fake_verbs_set_pmem(const void *addr, size_t len);
 
 /* Every reg_mr call, failed ones included, oldest first, since the reset. */
 struct fake_reg_mr_record {

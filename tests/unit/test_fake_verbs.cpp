@@ -394,6 +394,7 @@ void device_capabilities(void **)
 	assert_int_equal(v::query_device_ex(fake_verbs_context(), &attr), 0);
 	assert_int_equal(attr.odp_caps.general_caps, 0);
 	assert_int_equal(attr.device_cap_flags_ex & FAKE_DEVICE_ATOMIC_WRITE, 0);
+	assert_int_equal(v::native_ops(attr), 0);
 	assert_int_equal(fake_verbs_context()->device->transport_type, IBV_TRANSPORT_IB);
 	fake_verbs_set_odp(true);
 	fake_verbs_set_native_atomic_write(true);
@@ -403,9 +404,48 @@ void device_capabilities(void **)
 	assert_true(attr.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_WRITE);
 	assert_true(attr.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_READ);
 	assert_true(attr.device_cap_flags_ex & FAKE_DEVICE_ATOMIC_WRITE);
+	assert_int_equal(v::native_ops(attr), v::NATIVE_ATOMIC_WRITE);
+	assert_int_equal(v::native_send_ops(v::NATIVE_ATOMIC_WRITE), FAKE_QP_EX_WITH_ATOMIC_WRITE);
+	assert_int_equal(v::native_send_ops(0), 0);
 	assert_int_equal(fake_verbs_context()->device->transport_type, IBV_TRANSPORT_IWARP);
 	fake_verbs_reset();
 	assert_int_equal(fake_verbs_context()->device->transport_type, IBV_TRANSPORT_IB);
+}
+
+void native_flush_registration(void **)
+{
+	static char mem[4096];
+	assert_int_equal(v::native_flush_access(v::NATIVE_FLUSH_GLOBAL), FAKE_ACCESS_FLUSH_GLOBAL);
+	assert_int_equal(v::native_flush_access(v::NATIVE_FLUSH_PERSISTENT),
+			 FAKE_ACCESS_FLUSH_PERSISTENT);
+	assert_int_equal(v::native_flush_access(0), 0);
+	ibv_pd *pd = v::alloc_pd(fake_verbs_context());
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	/* a device without native flush refuses the flags */
+	errno = 0;
+	assert_null(v::reg_mr(pd, mem, sizeof(mem), rw | FAKE_ACCESS_FLUSH_GLOBAL));
+	assert_int_equal(errno, EOPNOTSUPP);
+	fake_verbs_set_native_flush(true);
+	ibv_device_attr_ex attr{};
+	assert_int_equal(v::query_device_ex(fake_verbs_context(), &attr), 0);
+	assert_int_equal(v::native_ops(attr), v::NATIVE_FLUSH_GLOBAL | v::NATIVE_FLUSH_PERSISTENT);
+	assert_int_equal(v::native_send_ops(v::NATIVE_FLUSH_PERSISTENT), FAKE_QP_EX_WITH_FLUSH);
+	/* global visibility for any memory, persistence for persistent memory only */
+	ibv_mr *global = v::reg_mr(pd, mem, sizeof(mem), rw | FAKE_ACCESS_FLUSH_GLOBAL);
+	assert_non_null(global);
+	errno = 0;
+	assert_null(v::reg_mr(pd, mem, sizeof(mem), rw | FAKE_ACCESS_FLUSH_PERSISTENT));
+	assert_int_equal(errno, EINVAL);
+	fake_verbs_set_pmem(mem, sizeof(mem) - 1);
+	assert_null(v::reg_mr(pd, mem, sizeof(mem), rw | FAKE_ACCESS_FLUSH_PERSISTENT));
+	fake_verbs_set_pmem(mem, sizeof(mem));
+	ibv_mr *persistent = v::reg_mr(pd, mem, sizeof(mem), rw | FAKE_ACCESS_FLUSH_PERSISTENT);
+	assert_non_null(persistent);
+	assert_int_equal(v::dereg_mr(global), 0);
+	assert_int_equal(v::dereg_mr(persistent), 0);
+	assert_int_equal(v::dealloc_pd(pd), 0);
+	assert_int_equal(fake_verbs_misuse(), 0);
+	fake_verbs_reset();
 }
 
 void addresses(void **)
@@ -518,6 +558,7 @@ int main()
 		cmocka_unit_test_setup_teardown(qp_numbers_and_busy_objects, setup, teardown),
 		cmocka_unit_test_setup_teardown(reg_mr_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(device_capabilities, setup, teardown),
+		cmocka_unit_test_setup_teardown(native_flush_registration, setup, teardown),
 		cmocka_unit_test_setup_teardown(addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(ids_and_binding, setup, teardown),
 	};

@@ -1441,6 +1441,145 @@ static void persist_fn_dereg(void **state)
 	assert_int_equal(fake_verbs_live_objects(), 1);
 }
 
+/*
+ * native flush: a device with RDMA FLUSH (rxe on Linux 6.2 and later)
+ * registers flushable regions for it, as far as the memory allows
+ */
+
+#define METHOD_NATIVE_VIS  0x04
+#define METHOD_NATIVE_PERS 0x08
+#define FLUSH_ACCESS	   (FAKE_ACCESS_FLUSH_GLOBAL | FAKE_ACCESS_FLUSH_PERSISTENT)
+#define USAGE_VISIBILITY   RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY
+#define USAGE_BOTH	   (RPMA_MR_USAGE_WRITE_DST | USAGE_VISIBILITY | USAGE_PERSISTENT)
+
+static int mr_setup_native(void **state)
+{
+	ut_setup(state);
+	fake_verbs_set_native_flush(true);
+	/* buf is persistent memory, as far as the device knows */
+	fake_verbs_set_pmem(buf, sizeof(buf));
+	return make_peer();
+}
+
+#define MR_TEST_NATIVE(f) cmocka_unit_test_setup_teardown(f, mr_setup_native, mr_teardown)
+
+/* persistent memory: each flush usage gets its placement, in one registration */
+static void native_access_by_usage(void **state)
+{
+	(void)state;
+	static const struct {
+		int usage;
+		int flush_access;
+		uint8_t methods;
+	} cases[] = {
+		{ RPMA_MR_USAGE_WRITE_DST, 0, 0 },
+		{ RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_SEND, 0, 0 },
+		{ USAGE_VISIBILITY, FAKE_ACCESS_FLUSH_GLOBAL, METHOD_RAW | METHOD_NATIVE_VIS },
+		{ USAGE_PERSISTENT, FAKE_ACCESS_FLUSH_PERSISTENT, METHOD_RAW | METHOD_NATIVE_PERS },
+		{ USAGE_BOTH, FLUSH_ACCESS, METHOD_RAW | METHOD_NATIVE_VIS | METHOD_NATIVE_PERS },
+	};
+	for (size_t i = 0; i < UT_ARRAY_SIZE(cases); i++) {
+		const unsigned before = fake_verbs_reg_mrs();
+		struct rpma_mr_local *mr = reg(buf, sizeof(buf), cases[i].usage);
+		assert_int_equal(fake_verbs_reg_mrs(), before + 1);
+		const int access = fake_verbs_reg_mr(before)->access;
+		assert_int_equal(access & FLUSH_ACCESS, cases[i].flush_access);
+		/* read-after-write peers (librpma 1.x ones) are served all the same */
+		assert_int_equal(access & ~FLUSH_ACCESS, access_for(cases[i].usage) & ~FLUSH_ACCESS);
+		if (cases[i].flush_access)
+			assert_true(access & IBV_ACCESS_REMOTE_READ);
+		assert_int_equal(methods_of(mr), cases[i].methods);
+		dereg(&mr);
+	}
+}
+
+/*
+ * DRAM: the device refuses the persistent placement (rxe: EINVAL), the
+ * region is registered without it and does not offer it
+ */
+static void native_dram_drops_persistence(void **state)
+{
+	(void)state;
+	static char dram[256];
+	/* a provider error of the application's own, which must stay */
+	struct rpma_mr_local *mr = UT_POISON;
+	fake_verbs_fail(FAKE_REG_MR, 1, ENOTTY);
+	assert_int_equal(rpma_mr_reg(peer, buf, 64, RPMA_MR_USAGE_READ_SRC, &mr), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ENOTTY);
+	const unsigned before = fake_verbs_reg_mrs();
+
+	mr = reg(dram, sizeof(dram), USAGE_BOTH);
+	assert_int_equal(fake_verbs_reg_mrs(), before + 2);
+	assert_null(fake_verbs_reg_mr(before)->mr);
+	assert_int_equal(fake_verbs_reg_mr(before)->access & FLUSH_ACCESS, FLUSH_ACCESS);
+	assert_int_equal(fake_verbs_reg_mr(before + 1)->access & FLUSH_ACCESS,
+			 FAKE_ACCESS_FLUSH_GLOBAL);
+	assert_int_equal(fake_verbs_reg_mr(before + 1)->access & ~FLUSH_ACCESS,
+			 fake_verbs_reg_mr(before)->access & ~FLUSH_ACCESS);
+	assert_int_equal(methods_of(mr), METHOD_RAW | METHOD_NATIVE_VIS);
+	/* what the library tried and gave up is no failure of the application's */
+	assert_int_equal(rpma_err_get_provider_error(), ENOTTY);
+	dereg(&mr);
+
+	/* persistent usage only: registered as if the device had no native flush */
+	mr = reg(dram, sizeof(dram), RPMA_MR_USAGE_WRITE_DST | USAGE_PERSISTENT);
+	assert_int_equal(fake_verbs_reg_mrs(), before + 4);
+	assert_int_equal(fake_verbs_reg_mr(before + 3)->access & FLUSH_ACCESS, 0);
+	assert_int_equal(methods_of(mr), METHOD_RAW);
+	dereg(&mr);
+}
+
+/* a region only partly in persistent memory is not persistent */
+static void native_partly_pmem(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf + sizeof(buf) / 2, sizeof(buf), USAGE_PERSISTENT);
+	assert_int_equal(methods_of(mr), METHOD_RAW);
+	dereg(&mr);
+}
+
+/* the device refuses every form: the last refusal is the provider's error */
+static void native_every_form_refused(void **state)
+{
+	(void)state;
+	fake_verbs_fail(FAKE_REG_MR, 1, ENOMEM);
+	fake_verbs_fail(FAKE_REG_MR, 2, ENOMEM);
+	fake_verbs_fail(FAKE_REG_MR, 3, EFAULT);
+	struct rpma_mr_local *mr = UT_POISON;
+	assert_int_equal(rpma_mr_reg(peer, buf, sizeof(buf), USAGE_BOTH, &mr), RPMA_E_PROVIDER);
+	assert_ptr_equal(mr, UT_POISON);
+	assert_int_equal(rpma_err_get_provider_error(), EFAULT);
+	/* persistence and visibility, visibility, then neither */
+	assert_int_equal(fake_verbs_reg_mrs(), 3);
+	assert_int_equal(fake_verbs_reg_mr(0)->access & FLUSH_ACCESS, FLUSH_ACCESS);
+	assert_int_equal(fake_verbs_reg_mr(1)->access & FLUSH_ACCESS, FAKE_ACCESS_FLUSH_GLOBAL);
+	assert_int_equal(fake_verbs_reg_mr(2)->access & FLUSH_ACCESS, 0);
+	assert_int_equal(fake_verbs_live_objects(), 1); /* the peer's domain */
+}
+
+/* a device without native flush asks for none, and tries once */
+static void native_not_on_plain_device(void **state)
+{
+	(void)state;
+	fake_verbs_set_pmem(buf, sizeof(buf));
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), USAGE_BOTH);
+	assert_int_equal(fake_verbs_reg_mrs(), 1);
+	assert_int_equal(fake_verbs_reg_mr(0)->access & FLUSH_ACCESS, 0);
+	assert_int_equal(methods_of(mr), METHOD_RAW);
+	dereg(&mr);
+}
+
+/* GPSPM is offered besides native flush */
+static void native_with_persist_fn(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), USAGE_BOTH);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
+	assert_int_equal(methods_of(mr),
+			 METHOD_RAW | METHOD_GPSPM | METHOD_NATIVE_VIS | METHOD_NATIVE_PERS);
+	dereg(&mr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1532,6 +1671,12 @@ int main(void)
 		MR_TEST(persist_fn_needs_persistent_usage),
 		MR_TEST(persist_fn_touches_no_device),
 		MR_TEST(persist_fn_dereg),
+		MR_TEST_NATIVE(native_access_by_usage),
+		MR_TEST_NATIVE(native_dram_drops_persistence),
+		MR_TEST_NATIVE(native_partly_pmem),
+		MR_TEST_NATIVE(native_every_form_refused),
+		MR_TEST(native_not_on_plain_device),
+		MR_TEST_NATIVE(native_with_persist_fn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

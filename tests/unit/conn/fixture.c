@@ -15,6 +15,7 @@
 struct rpma_peer *fx_peer;
 
 static bool fx_native_atomic_write;
+static bool fx_native_flush;
 static unsigned fx_logged[RPMA_LOG_LEVEL_DEBUG + 1];
 static char fx_last_message[1024];
 
@@ -52,6 +53,7 @@ void fx_fresh(void)
 {
 	fake_verbs_reset();
 	fake_verbs_set_native_atomic_write(fx_native_atomic_write);
+	fake_verbs_set_native_flush(fx_native_flush);
 	fx_log_reset();
 	assert_int_equal(rpma_log_set_function(fx_log), 0);
 	assert_int_equal(fake_verbs_live_objects(), 0);
@@ -83,6 +85,16 @@ int fx_setup(void **state)
 {
 	(void)state;
 	fx_native_atomic_write = false;
+	fx_native_flush = false;
+	fx_fresh();
+	return 0;
+}
+
+int fx_setup_native(void **state)
+{
+	(void)state;
+	fx_native_atomic_write = true;
+	fx_native_flush = true;
 	fx_fresh();
 	return 0;
 }
@@ -91,6 +103,7 @@ int fx_setup_native_atomic_write(void **state)
 {
 	(void)state;
 	fx_native_atomic_write = true;
+	fx_native_flush = false;
 	fx_fresh();
 	return 0;
 }
@@ -100,6 +113,7 @@ int fx_teardown(void **state)
 	(void)state;
 	fx_release();
 	fx_native_atomic_write = false;
+	fx_native_flush = false;
 	return 0;
 }
 
@@ -354,6 +368,7 @@ const char *fx_call_name(enum fake_call call)
 		[FAKE_REJECT] = "reject",
 		[FAKE_DISCONNECT] = "disconnect",
 		[FAKE_MODIFY_QP_TO_ERROR] = "modify_qp_to_error",
+		[FAKE_POST_SEND_EX] = "post_send_ex",
 	};
 	if (call < 0 || call >= FAKE_CALL_MAX || names[call] == NULL)
 		return "?";

@@ -33,6 +33,8 @@ int fx_setup(void **state);
 int fx_teardown(void **state);
 /* the same, for a test that needs the native atomic write on its device */
 int fx_setup_native_atomic_write(void **state);
+/* the same, for a device with every IBTA 1.5 verb: RDMA FLUSH and ATOMIC WRITE */
+int fx_setup_native(void **state);
 
 /* Deletes the peer and checks that the fake holds nothing any more. */
 void fx_release(void);

@@ -134,7 +134,11 @@ static void get__recv_rdma_with_imm(void **state)
 static void get__atomic_write(void **state)
 {
 	(void)state;
+#ifdef HAVE_IBV_WC_ATOMIC_WRITE
 	expect_op(IBV_WC_ATOMIC_WRITE, RPMA_OP_WRITE);
+#else
+	skip(); /* this rdma-core has no IBV_WC_ATOMIC_WRITE */
+#endif
 }
 
 static void get__emulated_atomic_write(void **state)
