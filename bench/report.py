@@ -169,7 +169,8 @@ def cg_functions(path):
             continue
         ir = int(m.group(1).replace(",", ""))
         where = m.group(2)
-        fn = where.rsplit(":", 1)[-1] if ":" in where else where
+        # "file:function": a path has no colon, a C++ name may (rpma::f(x::y*))
+        fn = where.split(":", 1)[1] if ":" in where else where
         obj = m.group(3)
         if obj:
             last_obj[fn] = os.path.basename(obj)
