@@ -12,6 +12,9 @@
 #   ours        the same binary on this tree's librpma.so.0 (1.x calls)
 #   ours-batch  rpma-bench-ng with one doorbell per write+flush, when the
 #               library declares rpma_post_batch
+#   ours-gpspm  rpma-bench-ng on both sides, the persistent flush carried
+#               by GPSPM (write-lat only; compared with ours, since
+#               librpma 1.x has no GPSPM in the library)
 # then counts user-space instructions per operation with callgrind, and
 # prints the table and one line per figure
 #   figure NAME ours=X baseline=Y ratio=Z
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
 	--rounds) [ $# -ge 2 ] || exit 2; rounds=$2; shift 2 ;;
 	--out) [ $# -ge 2 ] || exit 2; out=$2; shift 2 ;;
 	--no-callgrind) callgrind=0; shift ;;
-	-h | --help) sed -n '3,30s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,33s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	-*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
 	*) [ -z "$builddir" ] || { echo "compare.sh: one build directory" >&2; exit 2; }
 	   builddir=$1; shift ;;

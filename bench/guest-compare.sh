@@ -11,12 +11,16 @@
 #   ours       rpma-bench on this tree's librpma.so.0, librpma 1.x calls
 #   ours-batch rpma-bench-ng on this tree's library, one doorbell per
 #              write+flush (only when it was built with rpma_post_batch)
+#   ours-gpspm rpma-bench-ng on this tree's library on both sides, the
+#              persistent flush carried by GPSPM (the server's library
+#              thread persists the range): write-lat only (librpma 1.x
+#              has no GPSPM in the library: its baseline is `ours`)
 # interleaved: every round runs each configuration once, in an order that
 # rotates from round to round. Each rpma-bench client has a server of its
 # own on the same library. `check` is the bench suite's quick test: five
 # operations of every mode on this tree's library, taking completions in
-# every way the programs can (and batched when built), no perftest and no
-# callgrind.
+# every way the programs can (and batched when built, and with GPSPM), no
+# perftest and no callgrind.
 #
 # Environment: RPMA_BENCH_DIR (the directory of rpma-bench),
 # RPMA_BENCH_OURS (the directory of this tree's librpma.so.0),
@@ -86,6 +90,12 @@ settle() {
 # expected_lib LIBDIR: the real path of librpma.so.0 there
 expected_lib() { readlink -f "$1/librpma.so.0"; }
 
+# the server of the next run of tool or cg_run, and its options
+server_bin=$bench/rpma-bench
+server_args=()
+server_gpspm() { server_bin=$bench/rpma-bench-ng server_args=(--flush gpspm); }
+server_plain() { server_bin=$bench/rpma-bench server_args=(); }
+
 # tool NAME LIBDIR BINARY [CLIENT ARGS...] > raw output: one rpma-bench
 # client run against a server on the same library; checks that both
 # loaded LIBDIR's librpma.so.0
@@ -94,8 +104,8 @@ tool() {
 	shift 3
 	port=$((port + 1))
 	slog=$(mktemp)
-	LD_LIBRARY_PATH=$libdir timeout 900 "$bench/rpma-bench" server --addr "$addr" --port $port \
-		--connections 1 >"$slog" 2>&1 &
+	LD_LIBRARY_PATH=$libdir timeout 900 "$server_bin" server --addr "$addr" --port $port \
+		--connections 1 "${server_args[@]}" >"$slog" 2>&1 &
 	local spid=$!
 	settle $port || { kill $spid; wait $spid; cat "$slog"; rm -f "$slog"; return 1; }
 	LD_LIBRARY_PATH=$libdir timeout 900 "$bin" client --addr "$addr" --port $port "$@"
@@ -123,6 +133,10 @@ check_lib() {
 
 have_batch=0
 "$bench/rpma-bench-ng" capabilities | grep -q 'posts=[a-z,]*batch' && have_batch=1
+have_gpspm=0
+"$bench/rpma-bench-ng" capabilities | grep -q 'flushes=[a-z,-]*gpspm' && have_gpspm=1
+gpspm_modes=write-lat
+[ "$profile" = check ] && gpspm_modes=write-lat,write-tput,read-lat
 
 common=(--lat-sizes "$lat_sizes" --tput-sizes "$tput_sizes" --msg-sizes "$msg_sizes"
 	--seconds "$seconds")
@@ -138,6 +152,12 @@ run_config() { # ROUND CONFIG
 		librpma) tool librpma "$debian" "$bench/rpma-bench" "${common[@]}" ;;
 		ours) tool ours "$ours" "$bench/rpma-bench" "${common[@]}" ;;
 		ours-batch) tool ours-batch "$ours" "$bench/rpma-bench-ng" "${common[@]}" --post batch ;;
+		ours-gpspm)
+			server_gpspm
+			tool ours-gpspm "$ours" "$bench/rpma-bench-ng" "${common[@]}" --flush gpspm \
+				--modes "$gpspm_modes"
+			server_plain
+			;;
 		# the other ways of taking completions (the check profile)
 		ours-event) tool ours "$ours" "$bench/rpma-bench" "${common[@]}" --wait event ;;
 		ours-ng-poll) tool ours "$ours" "$bench/rpma-bench-ng" "${common[@]}" --wait poll-completion ;;
@@ -228,6 +248,7 @@ perftest_all() {
 configs=(perftest librpma ours)
 [ "$profile" = check ] && configs=(ours ours-event ours-ng-poll ours-ng-wait ours-untimed)
 [ $have_batch = 1 ] && configs+=(ours-batch)
+[ $have_gpspm = 1 ] && configs+=(ours-gpspm)
 note "configurations: ${configs[*]}; $rounds round(s), profile $profile"
 n=${#configs[@]}
 for ((r = 1; r <= rounds; r++)); do
@@ -246,8 +267,8 @@ cg_run() { # NAME LIBDIR BINARY OPS [ARGS...]
 	shift 4
 	f="$out/callgrind/$name-$ops"
 	port=$((port + 1))
-	LD_LIBRARY_PATH=$libdir timeout 600 "$bench/rpma-bench" server --addr "$addr" --port $port \
-		--connections 1 >"$f.server.txt" 2>&1 &
+	LD_LIBRARY_PATH=$libdir timeout 600 "$server_bin" server --addr "$addr" --port $port \
+		--connections 1 "${server_args[@]}" >"$f.server.txt" 2>&1 &
 	local spid=$!
 	settle $port || { kill $spid; wait $spid; return 1; }
 	LD_LIBRARY_PATH=$libdir timeout 600 valgrind --tool=callgrind --callgrind-out-file="$f.out" \
@@ -287,6 +308,12 @@ if [ "$callgrind" = 1 ]; then
 	cg_pair ours-pipe4k "$ours" "$bench/rpma-bench" 10 40 "${tput[@]}"
 	[ $have_batch = 1 ] && cg_pair ours-batch-pipe4k "$ours" "$bench/rpma-bench-ng" 10 40 \
 		"${tput[@]}" --post batch
+	if [ $have_gpspm = 1 ]; then
+		server_gpspm
+		cg_pair ours-gpspm-write64 "$ours" "$bench/rpma-bench-ng" 50 300 "${lat[@]}" \
+			--flush gpspm
+		server_plain
+	fi
 fi
 
 exit $failed

@@ -14,12 +14,15 @@ OUTDIR/throughput.svg.
 
 A ratio is ours / baseline, taken round by round (each round ran both,
 one after the other) and then the median over the rounds; ours= and
-baseline= are the medians of the values themselves.
+baseline= are the medians of the values themselves. GPSPM (ours-gpspm)
+has no librpma baseline (librpma 1.x leaves GPSPM to the application):
+it is compared with ours, read-after-write, in the same round.
 
 --check: the bench suite's test. Every configuration named must have run
 every mode at the sizes of guest-compare.sh's `check` profile, with
 numbers that parse and make sense (a configuration named *-untimed: the
-exact number of operations); exits 1 otherwise.
+exact number of operations; one named *-gpspm: every mode but
+sendrecv-lat); exits 1 otherwise.
 """
 
 import csv
@@ -32,7 +35,9 @@ import sys
 from collections import defaultdict
 
 LAT_FIELDS = ["p50_us", "p99_us", "p999_us", "avg_us", "min_us", "max_us"]
-CONFIG_ORDER = ["perftest", "librpma", "ours", "ours-batch"]
+CONFIG_ORDER = ["perftest", "librpma", "ours", "ours-batch", "ours-gpspm"]
+# GPSPM carries no librpma baseline: its ratio is against read-after-write
+GPSPM_BASELINE = "ours"
 KIB = 1024
 
 
@@ -107,7 +112,10 @@ def check(outdir, configs):
         for rnd, c, f in rows:
             if c == config:
                 got[(f.get("mode"), int(f.get("size", -1)))].append(f)
-        for mode, sizes in CHECK_EXPECT.items():
+        expect = dict(CHECK_EXPECT)
+        if config.endswith("-gpspm"):
+            del expect["sendrecv-lat"]  # GPSPM takes the receive queue
+        for mode, sizes in expect.items():
             for size in sizes:
                 found = got.get((mode, size))
                 if not found:
@@ -127,7 +135,7 @@ def check(outdir, configs):
                         bad.append(f"{config}: bad {mode} {size}: {f}")
                     elif not (vals[4] <= vals[0] <= vals[1] <= vals[2] <= vals[5]):
                         bad.append(f"{config}: percentiles out of order in {mode} {size}: {f}")
-        extra = set(got) - {(m, s) for m, ss in CHECK_EXPECT.items() for s in ss}
+        extra = set(got) - {(m, s) for m, ss in expect.items() for s in ss}
         if extra:
             bad.append(f"{config}: unexpected results {sorted(extra)}")
     for b in bad:
@@ -161,7 +169,8 @@ def cg_functions(path):
             continue
         ir = int(m.group(1).replace(",", ""))
         where = m.group(2)
-        fn = where.rsplit(":", 1)[-1] if ":" in where else where
+        # "file:function": a path has no colon, a C++ name may (rpma::f(x::y*))
+        fn = where.split(":", 1)[1] if ":" in where else where
         obj = m.group(3)
         if obj:
             last_obj[fn] = os.path.basename(obj)
@@ -284,7 +293,14 @@ def main(outdir):
         if pmode and "perftest" in configs:
             hdr.append(perf_names[pmode])
         hdr += tool_configs
-        hdr += [f"{c}/librpma" for c in tool_configs if c != "librpma" and "librpma" in tool_configs]
+
+        def ratio_base(c):
+            """the baseline of c's ratio column, or None"""
+            if c == "ours-gpspm":
+                return GPSPM_BASELINE if GPSPM_BASELINE in tool_configs else None
+            return "librpma" if c != "librpma" and "librpma" in tool_configs else None
+
+        hdr += [f"{c}/{ratio_base(c)}" for c in tool_configs if ratio_base(c)]
         md = [f"**{title}** (median of {len(rounds)} round(s))", "",
               "| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
         for s in sizes:
@@ -304,9 +320,9 @@ def main(outdir):
             for c in tool_configs:
                 cells.append(cell((c, mode, s)))
             for c in tool_configs:
-                if c == "librpma" or "librpma" not in tool_configs:
+                if not ratio_base(c):
                     continue
-                r, lo, hi = ratio((c, mode, s), ("librpma", mode, s))
+                r, lo, hi = ratio((c, mode, s), (ratio_base(c), mode, s))
                 cells.append("-" if r is None else f"{r:.2f} ({lo:.2f}-{hi:.2f})")
             md.append("| " + " | ".join(cells) + " |")
         md.append("")
@@ -360,6 +376,12 @@ def main(outdir):
            "librpma-write64")
     fig_cg("instr_per_pipelined_write_4KiB_1x_vs_librpma", "ours-pipe4k", "librpma-pipe4k", 16)
     fig_cg("instr_per_pipelined_write_4KiB_batch_vs_librpma", "ours-batch-pipe4k", "librpma-pipe4k", 16)
+    # GPSPM: no librpma baseline; ours with read-after-write in the same round
+    for size, label in ((64, "64B"), (4096, "4KiB")):
+        fig_timed(f"write_lat_p50_{label}_gpspm_vs_read_after_write",
+                  ("ours-gpspm", "write-lat", size), (GPSPM_BASELINE, "write-lat", size))
+    fig_cg("instr_per_persistent_write_gpspm_vs_read_after_write", "ours-gpspm-write64",
+           "ours-write64")
 
     md = ["**Figures** (ratio = ours / baseline, median of the per-round ratios; "
           "instruction counts are exact)", "",
@@ -430,6 +452,7 @@ def plot(outdir, value, med):
             ("librpma", "write-lat", "librpma: persistent write"),
             ("ours", "write-lat", "ours (1.x calls): persistent write"),
             ("ours-batch", "write-lat", "ours (one doorbell): persistent write"),
+            ("ours-gpspm", "write-lat", "ours (GPSPM): persistent write"),
             ("librpma", "read-lat", "librpma: read"),
             ("ours", "read-lat", "ours: read"),
             ("perftest", "perftest-read-lat", "ib_read_lat"),

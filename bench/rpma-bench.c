@@ -7,15 +7,17 @@
  * rpma_write), so a comparison cannot silently measure the same library
  * twice. Built with RPMA_BENCH_NG (rpma-bench-ng) it can also use the
  * extensions: completions without struct ibv_wc, waiting with
- * rpma_cq_wait_completion, and, when the header declares it
+ * rpma_cq_wait_completion, persistent flushes carried by GPSPM (--flush
+ * gpspm, on both sides) and, when the header declares it
  * (HAVE_RPMA_POST_BATCH), one doorbell for the writes and the flush of a
  * persistent write.
  *
  *   rpma-bench server [--addr A] [--port P] [--connections N]
  *   rpma-bench client [--addr A] [--port P] [--modes M,...] [options]
  *
- * The server declares direct write to PMem for a region of ordinary memory:
- * what is measured is the library and the RDMA path, not a platform's
+ * The server declares direct write to PMem for a region of ordinary memory
+ * (or, with --flush gpspm, persists it with a cache-line write-back): what
+ * is measured is the library and the RDMA path, not a platform's
  * persistence. Every result is one line of key=value pairs beginning with
  * "result ", for scripts (bench/compare.sh).
  */
@@ -37,6 +39,10 @@
 #include <unistd.h>
 
 #include <librpma.h>
+
+#if defined(RPMA_BENCH_NG) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#endif
 
 #ifdef RPMA_BENCH_NG
 #define BENCH_NAME "rpma-bench-ng"
@@ -85,6 +91,18 @@ static const char *const post_names[] = { "single",
 #endif
 };
 
+enum flush_kind {
+	FLUSH_READ_AFTER_WRITE, /* the server declares direct write to PMem */
+#ifdef RPMA_BENCH_NG
+	FLUSH_GPSPM, /* the server's CPU persists every flushed range (both sides) */
+#endif
+};
+static const char *const flush_names[] = { "read-after-write",
+#ifdef RPMA_BENCH_NG
+					   "gpspm"
+#endif
+};
+
 struct options {
 	bool server;
 	const char *addr;
@@ -102,6 +120,7 @@ struct options {
 	int flushes_in_flight;
 	enum wait_kind wait;
 	enum post_kind post;
+	enum flush_kind flush;
 	bool untimed; /* latency modes: exactly iters operations, no clock, no statistics */
 };
 
@@ -117,6 +136,7 @@ static struct options opt = {
 	.flushes_in_flight = 4,
 	.wait = WAIT_POLL,
 	.post = POST_SINGLE,
+	.flush = FLUSH_READ_AFTER_WRITE,
 };
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -167,8 +187,8 @@ static void print_library(void)
 		fail("dladdr(rpma_write) failed: cannot tell which librpma is loaded");
 	if (realpath(info.dli_fname, path) == NULL)
 		snprintf(path, sizeof(path), "%s", info.dli_fname);
-	printf("library path=%s api=%s post=%s wait=%s\n", path, api_name(), post_names[opt.post],
-	       wait_names[opt.wait]);
+	printf("library path=%s api=%s post=%s wait=%s flush=%s\n", path, api_name(),
+	       post_names[opt.post], wait_names[opt.wait], flush_names[opt.flush]);
 }
 
 static struct rpma_peer *peer_for(const char *addr, enum rpma_util_ibv_context_type type)
@@ -554,8 +574,15 @@ static int client(void)
 	/* every write of the pipeline occupies the send queue until its flush completes */
 	uint32_t sq =
 	    (uint32_t)(opt.flushes_in_flight * (opt.writes_per_flush + 1) + SEND_SIGNAL_EVERY + 8);
+	/* GPSPM: the receive queue's size is how many flushes may be in flight */
+	uint32_t rq = opt.flushes_in_flight > 4 ? (uint32_t)opt.flushes_in_flight : 4;
 	struct rpma_conn_cfg *cfg =
-	    conn_cfg_for(sq, (uint32_t)opt.flushes_in_flight + SEND_SIGNAL_EVERY + 8, 4);
+	    conn_cfg_for(sq, (uint32_t)opt.flushes_in_flight + SEND_SIGNAL_EVERY + 8, rq);
+#ifdef RPMA_BENCH_NG
+	/* the answers to the flushes are taken wherever the benchmark takes completions */
+	if (opt.flush == FLUSH_GPSPM)
+		CALL(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED));
+#endif
 	struct rpma_conn_req *req = NULL;
 	CALL(rpma_conn_req_new(peer, opt.addr, opt.port, cfg, &req));
 	CALL(rpma_conn_req_connect(&req, NULL, &cl.conn));
@@ -581,9 +608,28 @@ static int client(void)
 		fail("operations of %zu bytes do not fit the server's region of %zu", cl.data_size,
 		     cl.dst_size);
 	CALL(rpma_conn_get_cq(cl.conn, &cl.cq));
-	printf("target region=%zu direct_write_to_pmem=declared memory=dram "
-	       "(measures the library, not the platform's persistence)\n",
-	       cl.dst_size);
+#ifdef RPMA_BENCH_NG
+	/*
+	 * The figures are of the method asked for, or none: a GPSPM run that
+	 * the peers quietly carry by read-after-write would measure the wrong
+	 * thing.
+	 */
+	enum rpma_flush_method method = RPMA_FLUSH_METHOD_NONE;
+	CALL(rpma_conn_get_flush_method(cl.conn, cl.dst, RPMA_FLUSH_TYPE_PERSISTENT, &method));
+	enum rpma_flush_method want =
+	    opt.flush == FLUSH_GPSPM ? RPMA_FLUSH_METHOD_GPSPM : RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
+	if (method != want)
+		fail("the peers agreed on flush method %d, not %d (%s): no figures", (int)method,
+		     (int)want, flush_names[opt.flush]);
+#endif
+	if (opt.flush == FLUSH_READ_AFTER_WRITE)
+		printf("target region=%zu flush=read-after-write direct_write_to_pmem=declared "
+		       "memory=dram (measures the library, not the platform's persistence)\n",
+		       cl.dst_size);
+	else
+		printf("target region=%zu flush=gpspm persist=cache-line-write-back memory=dram "
+		       "(measures the library, not the platform's persistence)\n",
+		       cl.dst_size);
 	fflush(stdout);
 
 	samples = calloc((size_t)opt.iters, sizeof(*samples));
@@ -695,6 +741,80 @@ static void serve_connection(struct rpma_conn *conn, struct rpma_mr_local *msgs)
 	}
 }
 
+#ifdef RPMA_BENCH_NG
+/*
+ * GPSPM: the library's thread serves the client's flushes and owns the CQ;
+ * the server only waits for the client to leave.
+ */
+static void serve_gpspm_connection(struct rpma_conn *conn)
+{
+	for (;;) {
+		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+		CALL(rpma_conn_next_event(conn, &ev));
+		if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
+			return;
+	}
+}
+
+#define CACHE_LINE 64
+
+enum write_back { WRITE_BACK_NONE, WRITE_BACK_CLFLUSH, WRITE_BACK_CLFLUSHOPT, WRITE_BACK_CLWB };
+static const char *const write_back_names[] = { "none", "clflush", "clflushopt", "clwb" };
+static enum write_back write_back;
+
+/* the best cache-line write-back the CPU has, as libpmem2 picks it */
+static void pick_write_back(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	write_back = WRITE_BACK_CLFLUSH; /* every x86-64 has it */
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+		if (b & (1u << 24))
+			write_back = WRITE_BACK_CLWB;
+		else if (b & (1u << 23))
+			write_back = WRITE_BACK_CLFLUSHOPT;
+	}
+#endif
+}
+
+/*
+ * The region's persist function for GPSPM. It stands for libpmem2's
+ * (pmem2_get_persist_fn()) on an ADR platform: every cache line of the
+ * range is written back, then a fence orders the write-backs before the
+ * library's answer. The region is DRAM, so nothing becomes persistent;
+ * what the target's CPU spends on a flush is what is measured.
+ */
+static void persist_range(const void *ptr, size_t len)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uintptr_t end = (uintptr_t)ptr + len;
+	for (uintptr_t p = (uintptr_t)ptr & ~(uintptr_t)(CACHE_LINE - 1); p < end;
+	     p += CACHE_LINE) {
+		char *line = (char *)p;
+		switch (write_back) {
+		case WRITE_BACK_NONE:
+			break;
+		case WRITE_BACK_CLWB:
+			__asm__ volatile("clwb %0" : "+m"(*line));
+			break;
+		case WRITE_BACK_CLFLUSHOPT:
+			__asm__ volatile("clflushopt %0" : "+m"(*line));
+			break;
+		case WRITE_BACK_CLFLUSH:
+			__asm__ volatile("clflush %0" : "+m"(*line));
+			break;
+		}
+	}
+	__asm__ volatile("sfence" ::: "memory");
+#else
+	/* elsewhere the benchmark knows no write-back instruction: a fence only (eADR-like) */
+	(void)ptr;
+	(void)len;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+#endif /* RPMA_BENCH_NG */
+
 static int server(void)
 {
 	struct rpma_peer *peer = peer_for(opt.addr, RPMA_UTIL_IBV_CONTEXT_LOCAL);
@@ -708,51 +828,102 @@ static int server(void)
 			 &region_mr));
 	CALL(rpma_mr_reg(peer, msgbuf, (SERVER_RECVS + 1) * MSG_MAX,
 			 RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &msg_mr));
+	bool gpspm = false;
+#ifdef RPMA_BENCH_NG
+	gpspm = opt.flush == FLUSH_GPSPM;
+#endif
 
 	/*
 	 * The region is ordinary memory declared persistent: the benchmark
 	 * measures the library's path to persistence, not the platform's.
+	 * With GPSPM the server declares nothing (a read-after-write flush
+	 * would then give visibility only) and offers its persist function
+	 * instead; its receive queue, as deep as GPSPM allows in flight,
+	 * belongs to the library's thread.
 	 */
 	struct rpma_peer_cfg *pcfg = NULL;
 	CALL(rpma_peer_cfg_new(&pcfg));
-	CALL(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
+	struct rpma_conn_cfg *cfg = conn_cfg_for(64, 64, gpspm ? 64 : SERVER_RECVS);
+	if (!gpspm)
+		CALL(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
+#ifdef RPMA_BENCH_NG
+	if (gpspm) {
+		pick_write_back();
+		CALL(rpma_mr_set_persist_fn(region_mr, persist_range));
+		CALL(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD));
+	}
+#endif
 
-	/* private data: [length of the region descriptor][it][peer-config descriptor] */
+	/*
+	 * private data: [length of the region descriptor][it][peer-config
+	 * descriptor]; GPSPM needs the versioned forms, which offer it
+	 */
 	unsigned char pd[128];
 	size_t mr_desc = 0, pcfg_desc = 0;
-	CALL(rpma_mr_get_descriptor_size(region_mr, &mr_desc));
-	CALL(rpma_peer_cfg_get_descriptor_size(pcfg, &pcfg_desc));
+	if (!gpspm) {
+		CALL(rpma_mr_get_descriptor_size(region_mr, &mr_desc));
+		CALL(rpma_peer_cfg_get_descriptor_size(pcfg, &pcfg_desc));
+	}
+#ifdef RPMA_BENCH_NG
+	else {
+		CALL(rpma_mr_get_versioned_descriptor_size(region_mr, &mr_desc));
+		CALL(rpma_peer_cfg_get_versioned_descriptor_size(pcfg, &pcfg_desc));
+	}
+#endif
 	if (mr_desc > 255 || 1 + mr_desc + pcfg_desc > 196 || 1 + mr_desc + pcfg_desc > sizeof(pd))
 		fail("descriptors of %zu and %zu bytes do not fit the private data", mr_desc,
 		     pcfg_desc);
 	pd[0] = (unsigned char)mr_desc;
-	CALL(rpma_mr_get_descriptor(region_mr, pd + 1));
-	CALL(rpma_peer_cfg_get_descriptor(pcfg, pd + 1 + mr_desc));
+	if (!gpspm) {
+		CALL(rpma_mr_get_descriptor(region_mr, pd + 1));
+		CALL(rpma_peer_cfg_get_descriptor(pcfg, pd + 1 + mr_desc));
+	}
+#ifdef RPMA_BENCH_NG
+	else {
+		CALL(rpma_mr_get_versioned_descriptor(region_mr, pd + 1));
+		CALL(rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, pd + 1 + mr_desc));
+	}
+#endif
 	struct rpma_conn_private_data pdata = { pd, (uint8_t)(1 + mr_desc + pcfg_desc) };
 
 	struct rpma_ep *ep = NULL;
 	CALL(rpma_ep_listen(peer, opt.addr, opt.port, &ep));
-	printf("server listening addr=%s port=%s region=%zu direct_write_to_pmem=declared "
-	       "memory=dram (measures the library, not the platform's persistence)\n",
-	       opt.addr, opt.port, opt.region);
+	if (!gpspm)
+		printf("server listening addr=%s port=%s region=%zu flush=read-after-write "
+		       "direct_write_to_pmem=declared memory=dram (measures the library, not the "
+		       "platform's persistence)\n",
+		       opt.addr, opt.port, opt.region);
+#ifdef RPMA_BENCH_NG
+	else
+		printf("server listening addr=%s port=%s region=%zu flush=gpspm gpspm=thread "
+		       "persist=%s+fence memory=dram (measures the library, not the platform's "
+		       "persistence)\n",
+		       opt.addr, opt.port, opt.region, write_back_names[write_back]);
+#endif
 	fflush(stdout);
 
 	for (int n = 0; opt.connections == 0 || n < opt.connections; n++) {
-		struct rpma_conn_cfg *cfg = conn_cfg_for(64, 64, SERVER_RECVS);
 		struct rpma_conn_req *req = NULL;
 		struct rpma_conn *conn = NULL;
 		CALL(rpma_ep_next_conn_req(ep, cfg, &req));
-		for (size_t k = 0; k < SERVER_RECVS; k++)
-			CALL(rpma_conn_req_recv(req, msg_mr, k * MSG_MAX, MSG_MAX, RECV_CTX(k)));
+		if (!gpspm)
+			for (size_t k = 0; k < SERVER_RECVS; k++)
+				CALL(rpma_conn_req_recv(req, msg_mr, k * MSG_MAX, MSG_MAX,
+							RECV_CTX(k)));
 		CALL(rpma_conn_req_connect(&req, &pdata, &conn));
 		expect_event(conn, RPMA_CONN_ESTABLISHED);
-		serve_connection(conn, msg_mr);
+		if (!gpspm)
+			serve_connection(conn, msg_mr);
+#ifdef RPMA_BENCH_NG
+		else
+			serve_gpspm_connection(conn);
+#endif
 		CALL(rpma_conn_disconnect(conn));
 		CALL(rpma_conn_delete(&conn));
-		CALL(rpma_conn_cfg_delete(&cfg));
 	}
 
 	CALL(rpma_ep_shutdown(&ep));
+	CALL(rpma_conn_cfg_delete(&cfg));
 	CALL(rpma_peer_cfg_delete(&pcfg));
 	CALL(rpma_mr_dereg(&msg_mr));
 	CALL(rpma_mr_dereg(&region_mr));
@@ -792,6 +963,11 @@ static void usage(int status)
 	    "  how completions are taken (poll)\n"
 #ifdef HAVE_RPMA_POST_BATCH
 	    "  --post single|batch  one doorbell per operation, or per write+flush batch\n"
+#endif
+#ifdef RPMA_BENCH_NG
+	    "  --flush read-after-write|gpspm  how persistent flushes are carried; gpspm on\n"
+	    "                       both sides (the server persists every flushed range with a\n"
+	    "                       cache-line write-back; no sendrecv-lat)\n"
 #endif
 	    "The server serves every mode; it declares direct write to PMem for ordinary\n"
 	    "memory: the library is measured, not the platform.\n");
@@ -886,6 +1062,9 @@ int main(int argc, char *argv[])
 		printf(" waits=");
 		for (size_t i = 0; i < sizeof(wait_names) / sizeof(*wait_names); i++)
 			printf("%s%s", i ? "," : "", wait_names[i]);
+		printf(" flushes=");
+		for (size_t i = 0; i < sizeof(flush_names) / sizeof(*flush_names); i++)
+			printf("%s%s", i ? "," : "", flush_names[i]);
 		printf("\n");
 		return 0;
 	}
@@ -945,11 +1124,19 @@ int main(int argc, char *argv[])
 		else if (strcmp(o, "--post") == 0)
 			opt.post = (enum post_kind)pick(
 			    v, post_names, (int)(sizeof(post_names) / sizeof(*post_names)), "post");
+		else if (strcmp(o, "--flush") == 0)
+			opt.flush = (enum flush_kind)pick(
+			    v, flush_names, (int)(sizeof(flush_names) / sizeof(*flush_names)),
+			    "flush");
 		else
 			usage(2);
 	}
 	if (!modes_given)
-		parse_modes("all");
+		parse_modes(opt.flush == FLUSH_READ_AFTER_WRITE ? "all"
+								: "write-lat,write-tput,read-lat");
+	/* GPSPM takes the receive queue: the application may not send or receive */
+	if (opt.flush != FLUSH_READ_AFTER_WRITE && opt.modes[MODE_SENDRECV_LAT])
+		fail("sendrecv-lat cannot run with --flush %s", flush_names[opt.flush]);
 	if (opt.flushes_in_flight > MAX_IN_FLIGHT)
 		fail("at most %d flushes in flight", MAX_IN_FLIGHT);
 #ifdef HAVE_RPMA_POST_BATCH
