@@ -576,6 +576,20 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 	return conn->post_send(&wr);
 }
 
+/*
+ * The value a C caller stored in an enum field, read as the int it is: an
+ * enum object of C++ holding a value none of its enumerators can reach
+ * must not be read as the enum (undefined behaviour), and the fields of a
+ * batch come from C.
+ */
+template <typename Enum> static int stored_value(const Enum &field)
+{
+	static_assert(sizeof(Enum) == sizeof(int), "C stores an enum as an int");
+	int value;
+	memcpy(&value, &field, sizeof(value));
+	return value;
+}
+
 /* One element of rpma_post_batch(), made ready to post. */
 static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *p)
 {
@@ -583,7 +597,8 @@ static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *
 	p->native.placement = 0;
 	unsigned send_flags;
 	RPMA_CHECK_ARG(send_flags_from(op.flags, &send_flags));
-	switch (op.op) {
+	const int kind = stored_value(op.op);
+	switch (kind) {
 	case RPMA_OP_READ:
 		RPMA_CHECK_ARG(!op.with_imm);
 		return one_sided_prepare(conn, op.local, op.local_offset, op.remote,
@@ -602,15 +617,15 @@ static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *
 	case RPMA_OP_FLUSH:
 		RPMA_CHECK_ARG(op.remote != nullptr);
 		RPMA_CHECK_ARG(op.local == nullptr && !op.with_imm);
-		RPMA_CHECK_ARG(op.flush_type == RPMA_FLUSH_TYPE_PERSISTENT ||
-			       op.flush_type == RPMA_FLUSH_TYPE_VISIBILITY);
+		RPMA_CHECK_ARG(stored_value(op.flush_type) == RPMA_FLUSH_TYPE_PERSISTENT ||
+			       stored_value(op.flush_type) == RPMA_FLUSH_TYPE_VISIBILITY);
 		RPMA_CHECK_ARG(range_fits(op.remote->size, op.remote_offset, op.len));
 		return flush_prepare(conn, op.remote, op.remote_offset, op.len, op.flush_type,
 				     send_flags, op.op_context, p);
 	default:
 		RPMA_LOG_ERROR("operation %d cannot be batched: reads, writes, flushes and sends "
 			       "can",
-			       static_cast<int>(op.op));
+			       kind);
 		return RPMA_E_INVAL;
 	}
 }
