@@ -2,8 +2,9 @@
 /*
  * fuzz.h -- what the fuzz targets share
  *
- * A target is one file with LLVMFuzzerTestOneInput() (and, when it needs a
- * set-up, LLVMFuzzerInitialize()). Built with -Dfuzzer=true by clang, it is
+ * A target is one file, C or C++ (to reach a decoder inside the library),
+ * with LLVMFuzzerTestOneInput() (and, when it needs a set-up,
+ * LLVMFuzzerInitialize()). Built with -Dfuzzer=true by clang, it is
  * a libFuzzer program (run-fuzzer.py runs it for a while); otherwise it is
  * linked with fixed_inputs.c, a test that feeds it the committed corpus and
  * a fixed sequence of pseudo-random inputs, on machines without clang.
@@ -27,8 +28,14 @@
 		}                                                                                  \
 	} while (0)
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#ifdef __cplusplus
+}
+#endif
 
 static inline uint64_t fuzz_le64(const uint8_t *p)
 {

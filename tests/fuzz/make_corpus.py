@@ -88,6 +88,28 @@ def seeds():
     yield 'peer_cfg_descriptor', 'versioned-6-bad-crc', \
         versioned_peer_cfg(1, PEER_CFG_GPSPM, 16)[:-1] + b'\xff'
 
+    # GPSPM messages (see fuzz_gpspm_message.cpp): requests and answers, cut
+    # short, of another magic, version or type, and with a region after them
+    # for the range check
+    def gpspm(mtype, slot, seq, rest=b'', magic=0x5047, version=1):
+        return struct.pack('<HBBII', magic, version, mtype, slot, seq) + rest
+    request = gpspm(1, 3, 7, struct.pack('<IQQ', 0x1234, 0x7f5a3c200000, 4096))
+    answer = gpspm(2, 3, 7, bytes([0, 0, 0, 0]))
+    yield 'gpspm_message', 'request-32', request
+    yield 'gpspm_message', 'request-64-slot', request + bytes(32)
+    yield 'gpspm_message', 'request-in-region', request + struct.pack('<QQ', 0x7f5a3c200000, 1 << 20)
+    yield 'gpspm_message', 'request-overflowing', \
+        gpspm(1, 0, 0, struct.pack('<IQQ', 1, 2**64 - 8, 16)) + struct.pack('<QQ', 2**64 - 4096, 4096)
+    yield 'gpspm_message', 'request-short-31', request[:31]
+    yield 'gpspm_message', 'answer-16', answer
+    yield 'gpspm_message', 'answer-out-of-range', gpspm(2, 1, 2, bytes([3, 0, 0, 0]))
+    yield 'gpspm_message', 'answer-short-13', answer[:13]
+    yield 'gpspm_message', 'header-12', gpspm(1, 0, 0)
+    yield 'gpspm_message', 'other-magic', gpspm(1, 3, 7, magic=0x4750) + bytes(20)
+    yield 'gpspm_message', 'version-2', gpspm(1, 3, 7, version=2) + bytes(20)
+    yield 'gpspm_message', 'type-3', gpspm(3, 3, 7) + bytes(20)
+    yield 'gpspm_message', 'empty', b''
+
     # private data: what applications put there
     item = lambda b: bytes([len(b)]) + b  # the rdma tests' items: a length byte, the bytes
     yield 'private_data', 'empty', b''
