@@ -73,7 +73,8 @@ static void server(void)
 	T_OK(rpma_mr_set_persist_fn(dying.mr, persist));
 	T_OK(rpma_conn_cfg_new(&dying.cfg));
 	T_OK(rpma_conn_cfg_set_gpspm(dying.cfg, RPMA_GPSPM_THREAD));
-	t_pdata_add_mr_versioned(&pd, dying.mr);
+	/* GPSPM even where the device could flush natively */
+	t_pdata_add_mr_versioned_methods(&pd, dying.mr, t_mr_methods(dying.mr) & ~T_METHOD_NATIVE);
 	t_pdata_add_peer_cfg_versioned(&pd, dying.pcfg, dying.cfg);
 #else
 	unsigned char *buf = t_alloc(SIZE);
