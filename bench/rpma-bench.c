@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <librpma.h>
@@ -94,12 +96,13 @@ static const char *const post_names[] = { "single",
 enum flush_kind {
 	FLUSH_READ_AFTER_WRITE, /* the server declares direct write to PMem */
 #ifdef RPMA_BENCH_NG
-	FLUSH_GPSPM, /* the server's CPU persists every flushed range (both sides) */
+	FLUSH_GPSPM,  /* the server's CPU persists every flushed range (both sides) */
+	FLUSH_NATIVE, /* the RDMA FLUSH verb, where both devices have it (both sides) */
 #endif
 };
 static const char *const flush_names[] = { "read-after-write",
 #ifdef RPMA_BENCH_NG
-					   "gpspm"
+					   "gpspm", "native"
 #endif
 };
 
@@ -107,8 +110,9 @@ struct options {
 	bool server;
 	const char *addr;
 	const char *port;
-	int connections; /* server: serve this many, then exit (0: forever) */
-	size_t region;	 /* server: target region size */
+	int connections;  /* server: serve this many, then exit (0: forever) */
+	size_t region;	  /* server: target region size */
+	const char *pmem; /* server: the region is this device DAX or file, mapped */
 	bool modes[MODE_COUNT];
 	size_t lat_sizes[32], tput_sizes[32], msg_sizes[32];
 	int n_lat_sizes, n_tput_sizes, n_msg_sizes;
@@ -205,6 +209,24 @@ static void *alloc_buf(size_t size)
 	void *p = NULL;
 	if (posix_memalign(&p, 4096, size) != 0)
 		fail("cannot allocate %zu bytes", size);
+	memset(p, 0x5a, size);
+	return p;
+}
+
+/*
+ * The server's region from a device DAX (or a file), mapped shared: what
+ * the device must know to be persistent memory to grant native persistent
+ * flush (rxe refuses it for DRAM).
+ */
+static void *map_region(const char *path, size_t size)
+{
+	int fd = open(path, O_RDWR);
+	if (fd < 0)
+		fail("cannot open %s: %s", path, strerror(errno));
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		fail("cannot map %zu bytes of %s: %s", size, path, strerror(errno));
+	close(fd);
 	memset(p, 0x5a, size);
 	return p;
 }
@@ -616,16 +638,24 @@ static int client(void)
 	 */
 	enum rpma_flush_method method = RPMA_FLUSH_METHOD_NONE;
 	CALL(rpma_conn_get_flush_method(cl.conn, cl.dst, RPMA_FLUSH_TYPE_PERSISTENT, &method));
-	enum rpma_flush_method want =
-	    opt.flush == FLUSH_GPSPM ? RPMA_FLUSH_METHOD_GPSPM : RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
+	enum rpma_flush_method want = opt.flush == FLUSH_GPSPM ? RPMA_FLUSH_METHOD_GPSPM
+				      : opt.flush == FLUSH_NATIVE
+					  ? RPMA_FLUSH_METHOD_NATIVE
+					  : RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
 	if (method != want)
 		fail("the peers agreed on flush method %d, not %d (%s): no figures", (int)method,
 		     (int)want, flush_names[opt.flush]);
 #endif
 	if (opt.flush == FLUSH_READ_AFTER_WRITE)
 		printf("target region=%zu flush=read-after-write direct_write_to_pmem=declared "
-		       "memory=dram (measures the library, not the platform's persistence)\n",
+		       "(measures the library, not the platform's persistence)\n",
 		       cl.dst_size);
+#ifdef RPMA_BENCH_NG
+	else if (opt.flush == FLUSH_NATIVE)
+		printf("target region=%zu flush=native (the RDMA FLUSH verb, executed by the "
+		       "target's device)\n",
+		       cl.dst_size);
+#endif
 	else
 		printf("target region=%zu flush=gpspm persist=cache-line-write-back memory=dram "
 		       "(measures the library, not the platform's persistence)\n",
@@ -818,7 +848,7 @@ static void persist_range(const void *ptr, size_t len)
 static int server(void)
 {
 	struct rpma_peer *peer = peer_for(opt.addr, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	void *region = alloc_buf(opt.region);
+	void *region = opt.pmem ? map_region(opt.pmem, opt.region) : alloc_buf(opt.region);
 	void *msgbuf = alloc_buf((SERVER_RECVS + 1) * MSG_MAX);
 	struct rpma_mr_local *region_mr = NULL, *msg_mr = NULL;
 	CALL(rpma_mr_reg(peer, region, opt.region,
@@ -829,8 +859,11 @@ static int server(void)
 	CALL(rpma_mr_reg(peer, msgbuf, (SERVER_RECVS + 1) * MSG_MAX,
 			 RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &msg_mr));
 	bool gpspm = false;
+	/* the versioned descriptors: GPSPM and native flush are offered through them */
+	bool versioned = false;
 #ifdef RPMA_BENCH_NG
 	gpspm = opt.flush == FLUSH_GPSPM;
+	versioned = opt.flush != FLUSH_READ_AFTER_WRITE;
 #endif
 
 	/*
@@ -860,7 +893,7 @@ static int server(void)
 	 */
 	unsigned char pd[128];
 	size_t mr_desc = 0, pcfg_desc = 0;
-	if (!gpspm) {
+	if (!versioned) {
 		CALL(rpma_mr_get_descriptor_size(region_mr, &mr_desc));
 		CALL(rpma_peer_cfg_get_descriptor_size(pcfg, &pcfg_desc));
 	}
@@ -874,7 +907,7 @@ static int server(void)
 		fail("descriptors of %zu and %zu bytes do not fit the private data", mr_desc,
 		     pcfg_desc);
 	pd[0] = (unsigned char)mr_desc;
-	if (!gpspm) {
+	if (!versioned) {
 		CALL(rpma_mr_get_descriptor(region_mr, pd + 1));
 		CALL(rpma_peer_cfg_get_descriptor(pcfg, pd + 1 + mr_desc));
 	}
@@ -889,10 +922,11 @@ static int server(void)
 	struct rpma_ep *ep = NULL;
 	CALL(rpma_ep_listen(peer, opt.addr, opt.port, &ep));
 	if (!gpspm)
-		printf("server listening addr=%s port=%s region=%zu flush=read-after-write "
-		       "direct_write_to_pmem=declared memory=dram (measures the library, not the "
+		printf("server listening addr=%s port=%s region=%zu flush=%s "
+		       "direct_write_to_pmem=declared memory=%s (measures the library, not the "
 		       "platform's persistence)\n",
-		       opt.addr, opt.port, opt.region);
+		       opt.addr, opt.port, opt.region, flush_names[opt.flush],
+		       opt.pmem ? opt.pmem : "dram");
 #ifdef RPMA_BENCH_NG
 	else
 		printf("server listening addr=%s port=%s region=%zu flush=gpspm gpspm=thread "
@@ -965,10 +999,14 @@ static void usage(int status)
 	    "  --post single|batch  one doorbell per operation, or per write+flush batch\n"
 #endif
 #ifdef RPMA_BENCH_NG
-	    "  --flush read-after-write|gpspm  how persistent flushes are carried; gpspm on\n"
-	    "                       both sides (the server persists every flushed range with a\n"
-	    "                       cache-line write-back; no sendrecv-lat)\n"
+	    "  --flush read-after-write|gpspm|native  how persistent flushes are carried, on\n"
+	    "                       both sides; gpspm: the server persists every flushed range\n"
+	    "                       with a cache-line write-back (no sendrecv-lat); native: the\n"
+	    "                       RDMA FLUSH verb (both devices must have it; a persistent\n"
+	    "                       one needs a region in pmem, --pmem)\n"
 #endif
+	    "  --pmem PATH          server: the region is PATH (a device DAX) mapped\n"
+
 	    "The server serves every mode; it declares direct write to PMem for ordinary\n"
 	    "memory: the library is measured, not the platform.\n");
 	exit(status);
@@ -1124,6 +1162,8 @@ int main(int argc, char *argv[])
 		else if (strcmp(o, "--post") == 0)
 			opt.post = (enum post_kind)pick(
 			    v, post_names, (int)(sizeof(post_names) / sizeof(*post_names)), "post");
+		else if (strcmp(o, "--pmem") == 0)
+			opt.pmem = v;
 		else if (strcmp(o, "--flush") == 0)
 			opt.flush = (enum flush_kind)pick(
 			    v, flush_names, (int)(sizeof(flush_names) / sizeof(*flush_names)),
