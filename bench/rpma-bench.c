@@ -963,7 +963,10 @@ static int server(void)
 	CALL(rpma_mr_dereg(&region_mr));
 	CALL(rpma_peer_delete(&peer));
 	free(msgbuf);
-	free(region);
+	if (opt.pmem)
+		munmap(region, opt.region);
+	else
+		free(region);
 	return 0;
 }
 
