@@ -1002,6 +1002,31 @@ void t_expect_cmpl_at(struct rpma_cq *cq, const void *ctx, enum rpma_op op,
 		*out = c;
 }
 
+void t_expect_send_and_recv(struct rpma_cq *cq, const void *send_ctx, const void *recv_ctx,
+			    uint32_t recv_len)
+{
+	bool sent = false, received = false;
+	for (int i = 0; i < 2; i++) {
+		struct rpma_completion c;
+		t_next_cmpl(cq, &c);
+		T_EQ(c.op_status, IBV_WC_SUCCESS);
+		if (c.op_context == send_ctx) {
+			T_EQ(c.op, RPMA_OP_SEND);
+			T_ASSERT(!sent);
+			sent = true;
+		} else if (c.op_context == recv_ctx) {
+			T_EQ(c.op, RPMA_OP_RECV);
+			T_EQ(c.byte_len, recv_len);
+			T_ASSERT(!received);
+			received = true;
+		} else {
+			T_FAIL("unexpected completion context %p, expected the send %p or the "
+			       "receive %p",
+			       c.op_context, send_ctx, recv_ctx);
+		}
+	}
+}
+
 void t_expect_no_cmpl_at(struct rpma_cq *cq, int ms, const char *file, int line)
 {
 	long long deadline = t_now_ms() + ms;

@@ -246,6 +246,13 @@ bool t_try_cmpl(struct rpma_cq *cq, struct rpma_completion *cmpl, int ms);
 void t_expect_cmpl_at(struct rpma_cq *cq, const void *ctx, enum rpma_op op,
 		      struct rpma_completion *out, const char *file, int line);
 #define T_CMPL(cq, ctx, op, out) t_expect_cmpl_at((cq), (ctx), (op), (out), __FILE__, __LINE__)
+/*
+ * A send and a receive on the same CQ, both successful, in either order (on
+ * rxe a send completes with its ACK, and the peer's answer can beat it);
+ * the receive must carry recv_len bytes.
+ */
+void t_expect_send_and_recv(struct rpma_cq *cq, const void *send_ctx, const void *recv_ctx,
+			    uint32_t recv_len);
 /* no completion may arrive within ms */
 void t_expect_no_cmpl_at(struct rpma_cq *cq, int ms, const char *file, int line);
 #define T_NO_CMPL(cq, ms) t_expect_no_cmpl_at((cq), (ms), __FILE__, __LINE__)

@@ -10,31 +10,6 @@
 
 #define MSG 40
 
-/* a send and a receive complete on the same CQ in either order */
-static void expect_send_and_recv(struct rpma_cq *cq, void *send_ctx, void *recv_ctx,
-				 uint32_t recv_len)
-{
-	bool sent = false, received = false;
-	for (int i = 0; i < 2; i++) {
-		struct rpma_completion c;
-		t_next_cmpl(cq, &c);
-		T_EQ(c.op_status, IBV_WC_SUCCESS);
-		if (c.op_context == send_ctx) {
-			T_EQ(c.op, RPMA_OP_SEND);
-			T_ASSERT(!sent);
-			sent = true;
-		} else if (c.op_context == recv_ctx) {
-			T_EQ(c.op, RPMA_OP_RECV);
-			T_EQ(c.byte_len, recv_len);
-			T_ASSERT(!received);
-			received = true;
-		} else {
-			T_FAIL("unexpected completion context %p", c.op_context);
-		}
-	}
-	T_NO_CMPL(cq, 50);
-}
-
 static void server(void)
 {
 	struct rpma_peer *peer = t_peer_new();
@@ -51,7 +26,8 @@ static void server(void)
 	struct rpma_cq *cq = t_cq(conn);
 
 	T_OK(rpma_send(conn, mr, MSG, 11, RPMA_F_COMPLETION_ALWAYS, T_CTX(11)));
-	expect_send_and_recv(cq, T_CTX(11), T_CTX(10), 29);
+	t_expect_send_and_recv(cq, T_CTX(11), T_CTX(10), 29);
+	T_NO_CMPL(cq, 50);
 	T_PATTERN(buf, 29, 0, 20);
 	T_BYTES(buf + 29, MSG - 29, 0);
 	t_signal('V');
@@ -82,7 +58,8 @@ static void client(void)
 	struct rpma_cq *cq = t_cq(conn);
 
 	T_OK(rpma_send(conn, mr, MSG, 29, RPMA_F_COMPLETION_ALWAYS, T_CTX(21)));
-	expect_send_and_recv(cq, T_CTX(21), T_CTX(20), 11);
+	t_expect_send_and_recv(cq, T_CTX(21), T_CTX(20), 11);
+	T_NO_CMPL(cq, 50);
 	T_PATTERN(buf, 11, 0, 21);
 	T_BYTES(buf + 11, MSG - 11, 0);
 	if (!t_is_siw())

@@ -105,29 +105,8 @@ static int exchange(struct rpma_conn *conn, int i, size_t len, bool answered)
 		T_CMPL(cq, T_CTX(i), RPMA_OP_SEND, NULL);
 		return -1;
 	}
-	/*
-	 * The answer may be in before the send's own completion: rxe
-	 * completes a send when the ACK comes, and the answer can beat it.
-	 */
-	bool sent = false, answer_in = false;
-	struct rpma_completion cmpl, answer_cmpl;
-	while (!sent || !answer_in) {
-		t_next_cmpl(cq, &cmpl);
-		T_EQ(cmpl.op_status, IBV_WC_SUCCESS);
-		if (cmpl.op_context == T_CTX(i) && cmpl.op == RPMA_OP_SEND && !sent) {
-			sent = true;
-		} else if (cmpl.op_context == T_CTX(100 + i) && cmpl.op == RPMA_OP_RECV &&
-			   !answer_in) {
-			answer_in = true;
-			answer_cmpl = cmpl;
-		} else {
-			T_FAIL("completion has context %p (op %d), expected the send %p or its "
-			       "answer %p",
-			       cmpl.op_context, (int)cmpl.op, T_CTX(i), T_CTX(100 + i));
-		}
-	}
-	cmpl = answer_cmpl;
-	T_EQ(cmpl.byte_len, 16);
+	/* the answer can arrive before the send's own completion */
+	t_expect_send_and_recv(cq, T_CTX(i), T_CTX(100 + i), 16);
 	T_EQ(answer[0], 0x47);
 	T_EQ(answer[3], 2); /* an answer */
 	T_EQ(get32(answer + 4), 7);
