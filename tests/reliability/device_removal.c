@@ -214,7 +214,7 @@ static void client(void)
 }
 
 /* the netdev under the device, from `rdma link show DEV` */
-static void netdev_of(const char *dev, char *netdev, size_t size)
+static void netdev_of(const char *dev, char netdev[64])
 {
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rdma link show %s/1", dev);
@@ -229,7 +229,6 @@ static void netdev_of(const char *dev, char *netdev, size_t size)
 	pclose(f);
 	if (found == NULL || sscanf(found, " netdev %63s", netdev) != 1)
 		T_FAIL("%s names no netdev", cmd);
-	(void)size;
 }
 
 static bool link_exists(const char *dev)
@@ -244,7 +243,7 @@ int main(void)
 	t_init("reliability_device_removal", 206);
 	const char *dev = device();
 	char netdev[64];
-	netdev_of(dev, netdev, sizeof(netdev));
+	netdev_of(dev, netdev);
 	int result = t_run(server, client);
 
 	/* the removal ends once both processes let go of the device */
