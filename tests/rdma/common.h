@@ -264,6 +264,14 @@ void t_expect_no_cmpl_at(struct rpma_cq *cq, int ms, const char *file, int line)
  * with an error (siw does not always flush it).
  */
 void t_expect_terminated(struct rpma_conn *conn, struct rpma_cq *cq, const void *ctx);
+/*
+ * The same where the failed write itself was posted with
+ * RPMA_F_COMPLETION_ON_ERROR (context write_ctx): when the termination
+ * catches it before siw has sent it, it is flushed with an error and shows,
+ * once, before or after ctx's.
+ */
+void t_expect_terminated_after_write(struct rpma_conn *conn, struct rpma_cq *cq, const void *ctx,
+				     const void *write_ctx);
 
 /* names for messages */
 const char *t_op_str(enum rpma_op op);

@@ -117,31 +117,7 @@ static void client(void)
 	}
 	struct rpma_completion c;
 	if (t_is_siw()) {
-		/*
-		 * The termination can also catch the write before siw has
-		 * sent it: then it is flushed with an error, and being
-		 * RPMA_F_COMPLETION_ON_ERROR, it shows (once).
-		 */
-		enum rpma_conn_event ev = t_next_event_timeout(conn, T_WAIT_MS);
-		if (ev != RPMA_CONN_CLOSED)
-			T_FAIL("connection event %s, expected %s after the failed write",
-			       ev == RPMA_CONN_UNDEFINED ? "none" : rpma_utils_conn_event_2str(ev),
-			       rpma_utils_conn_event_2str(RPMA_CONN_CLOSED));
-		int writes = 0, reads = 0;
-		while (t_try_cmpl(cq, &c, 200)) {
-			t_log("completed after the termination: %s %s",
-			      c.op_context == T_CTX(3) ? "write" : "read",
-			      ibv_wc_status_str(c.op_status));
-			T_ASSERT(c.op_status != IBV_WC_SUCCESS);
-			if (c.op_context == T_CTX(3))
-				writes++;
-			else if (c.op_context == T_CTX(4))
-				reads++; /* siw may flush a read twice: see t_expect_terminated() */
-			else
-				T_FAIL("a completion of context %p after the termination",
-				       c.op_context);
-		}
-		T_ASSERT(writes <= 1 && reads <= 2);
+		t_expect_terminated_after_write(conn, cq, T_CTX(4), T_CTX(3));
 	} else {
 		t_next_cmpl(cq, &c);
 		T_PTR_EQ(c.op_context, T_CTX(3));
