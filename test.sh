@@ -23,9 +23,13 @@ jobs=$(nproc)
 
 tests/install-deps.sh test
 
+# rdma and examples always: their harness installs and boots the VM
+main_options=(-Dwerror=true -Dbuildtype=debugoptimized -Drdma_tests=enabled)
 if [ ! -f "$build/build.ninja" ]; then
-	# rdma and examples always: their harness installs and boots the VM
-	meson setup "$build" -Dwerror=true -Dbuildtype=debugoptimized -Drdma_tests=enabled
+	meson setup "$build" "${main_options[@]}"
+else
+	# a build directory made by demo.sh or by hand gets the options the tests need
+	meson configure "$build" "${main_options[@]}"
 fi
 ninja -C "$build" -j"$jobs"
 
