@@ -66,12 +66,41 @@ vm_init() {
 	VM_STATE=$VM_DIR/state
 }
 
+# as_root COMMAND...: run COMMAND as root: directly when we are root,
+# through sudo otherwise (installing packages, making and entering the
+# Debian 13 root need it; nothing else does)
+as_root() {
+	if [ "$(id -u)" = 0 ]; then
+		"$@"
+		return
+	fi
+	command -v sudo >/dev/null || {
+		echo "rpma-vm: error: '$*' needs root: run as root, or install sudo" >&2
+		return 1
+	}
+	sudo -- "$@"
+}
+
 # in_root COMMAND...: run COMMAND in the flavor's root. The host flavor's
 # root is /: the command runs as it is. Otherwise it runs chrooted, in a
 # private mount namespace (the mounts vanish with it) with /proc, /dev, the
 # source tree and the build directory mounted at their own paths, and a
-# clean environment.
+# clean environment. Entering the root needs root (sudo otherwise); the
+# command runs as root there.
 in_root() {
+	in_root_as "" "$@"
+}
+
+# in_root_as_caller COMMAND...: as in_root, but the command runs with the
+# caller's user and group ids, so that what it writes in the build
+# directory belongs to the caller (builds); HOME is /tmp
+in_root_as_caller() {
+	in_root_as "$(id -u):$(id -g)" "$@"
+}
+
+in_root_as() {
+	local userspec=$1 home=/root
+	shift
 	if [ "$VM_ROOT" = / ]; then
 		"$@"
 		return
@@ -80,10 +109,12 @@ in_root() {
 	for v in http_proxy https_proxy no_proxy; do
 		[ -z "${!v:-}" ] || keep+=("$v=${!v}")
 	done
-	unshare --mount --propagation private -- /bin/bash -c '
+	[ "$userspec" = 0:0 ] && userspec=
+	[ -z "$userspec" ] || home=/tmp
+	as_root unshare --mount --propagation private -- /bin/bash -c '
 		set -e
-		r=$1 top=$2 build=$3
-		shift 3
+		r=$1 top=$2 build=$3 userspec=$4
+		shift 4
 		mount -t proc proc "$r/proc"
 		mount --rbind /dev "$r/dev"
 		# the outer one first: a directory inside it stays visible
@@ -92,9 +123,9 @@ in_root() {
 			mkdir -p "$r$d"
 			mount --bind "$d" "$r$d"
 		done
-		exec chroot "$r" "$@"' in_root "$VM_ROOT" "$VM_TOPDIR" "$VM_BUILDDIR" \
+		exec chroot ${userspec:+--userspec="$userspec"} "$r" "$@"' in_root "$VM_ROOT" "$VM_TOPDIR" "$VM_BUILDDIR" "$userspec" \
 		/usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "${keep[@]}" "$@"
+		HOME=$home LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "${keep[@]}" "$@"
 }
 
 # state_get KEY -> value from BUILDDIR/vm/state (empty when unset)

@@ -9,8 +9,9 @@
 #
 #  1. the Debian packages the VM uses (QEMU, busybox, rdma-core tools, ndctl,
 #     Debian's librpma 1.x, ...) are installed with apt-get when missing
-#     (needs root);
-#     flavor trixie: a Debian 13 root is made with debootstrap (from the
+#     (as root, through sudo when the caller is not root);
+#     flavor trixie: a Debian 13 root is made with debootstrap (through
+#     sudo when the caller is not root: debootstrap and chroot need it; from the
 #     mirror the host's apt uses) and the packages that building and
 #     testing the project need are installed in it; every later step that
 #     asks apt or builds runs in that root (chroot), so it takes Debian 13's
@@ -138,9 +139,12 @@ step_done() { msg "  done ($(elapsed "$step_t") s)"; }
 
 # --- 1. packages ------------------------------------------------------------
 # With ROOT=/ (the default) these work on the host; with ROOT set to the
-# flavor's root (VM_ROOT), in that root.
+# flavor's root (VM_ROOT), in that root. on_root runs as the caller, so that
+# what it writes in the build directory is the caller's; on_root_priv as
+# root, for apt.
 ROOT=/
-on_root() { if [ "$ROOT" = / ]; then "$@"; else in_root "$@"; fi; }
+on_root() { if [ "$ROOT" = / ]; then "$@"; else in_root_as_caller "$@"; fi; }
+on_root_priv() { if [ "$ROOT" = / ]; then as_root "$@"; else in_root "$@"; fi; }
 
 # pkg_missing PKG... -> the ones not installed
 pkg_missing() {
@@ -155,19 +159,16 @@ apt_updated=0
 # apt_install PKG... : install with apt-get (refreshing the lists once when
 # the first attempt fails); returns non-zero on failure
 apt_install() {
-	if [ "$(id -u)" != 0 ]; then
-		echo "rpma-vm: missing packages: $*" >&2
-		echo "rpma-vm: run as root, or install them: apt-get install $*" >&2
-		return 1
-	fi
 	command -v apt-get >/dev/null || { echo "rpma-vm: apt-get not found (not a Debian system?)" >&2; return 1; }
 	export DEBIAN_FRONTEND=noninteractive
-	if ! on_root apt-get install -y -q --no-install-recommends "$@" >"$VM_DIR/apt.log" 2>&1; then
+	if ! on_root_priv env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" \
+		>"$VM_DIR/apt.log" 2>&1; then
 		if [ "$apt_updated" = 0 ]; then
 			apt_updated=1
 			msg "  refreshing the package lists (apt-get update)"
-			on_root apt-get update -q >>"$VM_DIR/apt.log" 2>&1 || true
-			on_root apt-get install -y -q --no-install-recommends "$@" >>"$VM_DIR/apt.log" 2>&1 && return 0
+			on_root_priv apt-get update -q >>"$VM_DIR/apt.log" 2>&1 || true
+			on_root_priv env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" \
+				>>"$VM_DIR/apt.log" 2>&1 && return 0
 		fi
 		tail -n 15 "$VM_DIR/apt.log" >&2
 		echo "rpma-vm: apt-get install $* failed (log: $VM_DIR/apt.log)" >&2
@@ -188,7 +189,6 @@ fi
 
 # --- 1b. the flavor's root --------------------------------------------------
 if [ "$VM_ROOT" != / ]; then
-	[ "$(id -u)" = 0 ] || die "making the $VM_FLAVOR root needs root (debootstrap, chroot)"
 	if [ "$force" = 1 ] || [ ! -x "$VM_ROOT/usr/bin/apt-get" ]; then
 		# the mirror the host's apt already uses
 		mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 2>/dev/null |
@@ -196,19 +196,22 @@ if [ "$VM_ROOT" != / ]; then
 		mirror=${RPMA_VM_MIRROR:-${mirror:-http://deb.debian.org/debian/}}
 		step "debootstrap $VM_FLAVOR from $mirror"
 		rm -f "$root_stamp"
-		rm -rf "$VM_ROOT" "$VM_ROOT.new"
-		if ! debootstrap --variant=minbase "$VM_FLAVOR" "$VM_ROOT.new" "$mirror" \
+		as_root rm -rf "$VM_ROOT" "$VM_ROOT.new"
+		# debootstrap makes device nodes and files of other owners: root
+		# (through sudo) is needed, and the root's files are root's
+		if ! as_root debootstrap --variant=minbase "$VM_FLAVOR" "$VM_ROOT.new" "$mirror" \
 			>"$VM_DIR/debootstrap.log" 2>&1; then
 			tail -n 10 "$VM_DIR/debootstrap.log" >&2
 			die "debootstrap $VM_FLAVOR failed (log: $VM_DIR/debootstrap.log)"
 		fi
 		# no services start in the root; no documentation is unpacked
-		printf '#!/bin/sh\nexit 101\n' >"$VM_ROOT.new/usr/sbin/policy-rc.d"
-		chmod 755 "$VM_ROOT.new/usr/sbin/policy-rc.d"
-		printf '%s\n' 'path-exclude=/usr/share/doc/*' 'path-exclude=/usr/share/man/*' \
-			'path-exclude=/usr/share/locale/*' 'path-include=/usr/share/locale/locale.alias' \
-			>"$VM_ROOT.new/etc/dpkg/dpkg.cfg.d/01rpma-vm-nodoc"
-		mv "$VM_ROOT.new" "$VM_ROOT"
+		as_root /bin/sh -c '
+			printf "#!/bin/sh\nexit 101\n" >"$1/usr/sbin/policy-rc.d"
+			chmod 755 "$1/usr/sbin/policy-rc.d"
+			printf "%s\n" "path-exclude=/usr/share/doc/*" "path-exclude=/usr/share/man/*" \
+				"path-exclude=/usr/share/locale/*" "path-include=/usr/share/locale/locale.alias" \
+				>"$1/etc/dpkg/dpkg.cfg.d/01rpma-vm-nodoc"
+			mv "$1" "$2"' sh "$VM_ROOT.new" "$VM_ROOT" || die "cannot prepare $VM_ROOT"
 		step_done
 	fi
 	if [ "$(cat "$root_stamp" 2>/dev/null)" != "$(echo $ROOT_PKGS)" ]; then
@@ -241,9 +244,9 @@ else
 	}
 	if [ -z "$kpkg" ]; then
 		kpkg=$(resolve_kpkg)
-		if [ -z "$kpkg" ] && [ "$(id -u)" = 0 ]; then
+		if [ -z "$kpkg" ]; then
 			msg "  refreshing the package lists (apt-get update)"
-			on_root apt-get update -q >"$VM_DIR/apt.log" 2>&1 || true
+			on_root_priv apt-get update -q >"$VM_DIR/apt.log" 2>&1 || true
 			apt_updated=1
 			kpkg=$(resolve_kpkg)
 		fi
