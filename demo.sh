@@ -7,9 +7,10 @@
 # several machines' persistent memory, in one command:
 #   1. installs the build dependencies with apt-get when they are missing;
 #   2. configures (meson setup build) and builds (ninja -C build -j2);
-#   3. prepares the test VM (tests/vm/setup.sh: kernel, initramfs, siw.ko) --
-#      this machine's kernel need not have RDMA, the VM runs Debian's own
-#      kernel with soft RoCE (rxe) or soft iWARP (siw);
+#   3. prepares the test VM (tests/vm/setup.sh: kernel, initramfs, and
+#      siw.ko only for --provider siw) -- this machine's kernel need not
+#      have RDMA, the VM runs Debian's own kernel with soft RoCE (rxe) or
+#      soft iWARP (siw);
 #   4. runs examples/19-replicated-log in the VM, three machines' worth of
 #      processes, each with its own emulated persistent memory (device DAX):
 #      a writer appends records to its log and to two replicas and
@@ -20,8 +21,9 @@
 # When this machine has an RDMA device of its own, step 4 runs here instead
 # of in a VM, with files standing in for the pmem.
 #
-# Needs root for the package installation (or everything installed
-# already), and about 1 GB of disk for the packages and the kernel.
+# Needs root for the package installation, through sudo when not run as
+# root (or everything installed already), and about 1 GB of disk for the
+# packages and the kernel. The VM runs as the caller.
 
 set -uo pipefail
 
@@ -82,14 +84,17 @@ step "preparing the RDMA VM (tests/vm/setup.sh)"
 if [ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
 	info "this machine has an RDMA device ($(ls /sys/class/infiniband | tr '\n' ' ')): no VM needed"
 else
-	"$top/tests/vm/setup.sh" "$builddir" ||
+	siw_opt=()
+	# siw.ko is built from the kernel's source: only when the demo needs it
+	[ "$provider" = siw ] || siw_opt=(--no-siw)
+	"$top/tests/vm/setup.sh" "$builddir" "${siw_opt[@]}" ||
 		fail "the VM could not be prepared (see the messages above)"
 fi
 
 # --- 4. the replicated log ---------------------------------------------------
 step "running examples/19-replicated-log over $provider: a writer and two replicas"
 info "the VM boots in a few seconds, then the writer and the replicas run in it"
-"$top/tests/vm/run-in-vm.sh" "$builddir" --provider "$provider" --pmem-count 3 --timeout 300 -- \
+"$top/tests/vm/run-in-vm.sh" "$builddir" --no-setup --provider "$provider" --pmem-count 3 --timeout 300 -- \
 	"$top/examples/19-replicated-log/three-machines.sh" "$bindir"
 rc=$?
 echo

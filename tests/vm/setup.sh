@@ -30,7 +30,8 @@
 # --flavor  host (the default): the host's root and Debian 12's kernel;
 #           trixie: a Debian 13 root and kernel (see lib.sh)
 # --force   redo every step (packages are still only installed when missing)
-# --no-siw  do not build siw.ko (the siw suites cannot run)
+# --no-siw  do not build siw.ko now (a later run without --no-siw builds
+#           it; the siw suites cannot run until then)
 # --quiet   print nothing when the cache is complete
 #
 # Environment: RPMA_VM_KERNEL_DEB=/path/linux-image-*.deb uses that package
@@ -111,7 +112,9 @@ cache_complete() {
 	done
 	case "$(state_get SIW)" in
 	ok) [ -r "$VM_DIR/kernel/lib/modules/$kv/updates/siw.ko" ] || return 1 ;;
-	unavailable) [ "$want_siw" = 0 ] || [ -r "$VM_DIR/siw/unavailable" ] || return 1 ;;
+	unavailable) [ -r "$VM_DIR/siw/unavailable" ] || return 1 ;;
+	# left out by --no-siw: a run that wants siw builds it now
+	skipped) [ "$want_siw" = 0 ] || return 1 ;;
 	*) return 1 ;;
 	esac
 	local pc
@@ -340,8 +343,8 @@ siw_fail() {
 	echo "$*" >"$VM_DIR/siw/unavailable"
 	warn "siw.ko not built: $* (the $VM_FLAVOR siw suites cannot run)"
 }
-if [ "$want_siw" = 0 ]; then
-	echo "siw disabled (setup.sh --no-siw)" >"$VM_DIR/siw/unavailable"
+if [ "$want_siw" = 0 ] && [ ! -r "$kmods/updates/siw.ko" ]; then
+	siw_state=skipped
 elif [ "$force" = 0 ] && [ -r "$kmods/updates/siw.ko" ]; then
 	siw_state=ok
 elif [ "$force" = 0 ] && [ -r "$VM_DIR/siw/unavailable" ]; then
