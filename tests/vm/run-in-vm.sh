@@ -48,12 +48,22 @@
 #   --keep          keep the job directory (BUILDDIR/vm/jobs/...)
 #   --quiet         no "rpma-vm:" progress lines (errors still printed)
 #
+# A boot that fails before the guest starts COMMAND (a kernel panic, the
+# guest gone without a result, no ready mark within RPMA_VM_BOOT_TIMEOUT
+# seconds, the RDMA set-up failing) is tried again, twice at most; the
+# guest's kernel log of each failed boot is kept in
+# BUILDDIR/vm/boot-failures/. Once COMMAND started, nothing is retried.
+#
 # Exit status: COMMAND's; 124 when it timed out; 125 when the VM could not
 # run it (the reason is printed); 2 on usage errors.
 #
 # Other environment: RPMA_VM_MEM (MiB), RPMA_VM_CPUS (2), RPMA_VM_ACCEL
 # (kvm|tcg; default kvm only with kvm_intel/kvm_amd loaded),
-# RPMA_VM_TIMES=FILE (append "boot= ready= cmd= wall=" seconds),
+# RPMA_VM_TIMES=FILE (append "boot= ready= cmd= wall= boots=" seconds, and
+# the number of boots it took), RPMA_VM_BOOT_TIMEOUT (s until the ready
+# mark: 180 under TCG, 60 with KVM), RPMA_VM_BOOTS (tries, 3),
+# RPMA_VM_FAIL_BOOTS=N (the first N boots are made to panic, no init: for
+# the harness's own test, tests/vm/boot-retry.sh),
 # RPMA_VM_APPEND (more kernel command line),
 # RPMA_VM_LOCK (machine-wide lock file, /tmp/rpma-ng-vm.lock).
 
@@ -274,25 +284,87 @@ lock_t=$(now)
 vm_lock
 [ "$(elapsed "$lock_t")" = 0.0 ] || msg "waited $(elapsed "$lock_t") s for the lock"
 
+kpkg=$(state_get KPKG)
+kversion=$(state_get KVERSION)
+boot_limit=${RPMA_VM_BOOT_TIMEOUT:-180}
+[ "$accel" = kvm ] && boot_limit=${RPMA_VM_BOOT_TIMEOUT:-60}
+max_boots=${RPMA_VM_BOOTS:-3}
+mkdir -p "$VM_DIR/boot-failures"
+
+# boot: one run of the guest, until it powers off. Sets qrc (QEMU's exit
+# status, 124 on the outer timeout) and boot_failure (empty when the guest
+# got as far as starting the command, else why it did not).
+boot() {
+	rm -f "$job/ready" "$job/result" "$job/console.log" "$job/setup.log"
+	local boot_append=$append
+	[ "$boots" -gt "${RPMA_VM_FAIL_BOOTS:-0}" ] || boot_append="$append rdinit=/rpma-vm-no-such-init"
+	timeout -k 10 $((timeout_s + boot_limit)) \
+		qemu-system-x86_64 "${qaccel[@]}" -M "$machine" -smp "${RPMA_VM_CPUS:-2}" -m "$mem" "${qpmem[@]}" \
+		-nodefaults -no-user-config -display none -vga none -no-reboot \
+		-kernel "$kimg" -initrd "$initrd" -append "$boot_append" \
+		-serial "file:$job/console.log" \
+		-add-fd fd=5,set=1 -add-fd fd=6,set=2 \
+		-device virtio-serial-pci \
+		-chardev file,id=out,path=/dev/fdset/1,append=on -device virtconsole,chardev=out \
+		-chardev file,id=err,path=/dev/fdset/2,append=on -device virtconsole,chardev=err \
+		-fsdev "local,id=hostroot,path=$VM_ROOT,security_model=none,readonly=on,multidevs=remap" \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev "local,id=job,path=$job,security_model=none" \
+		-device virtio-9p-pci,fsdev=job,mount_tag=job \
+		"${qargs[@]}" -nic none </dev/null >"$job/qemu.log" 2>&1 &
+	qpid=$!
+	local waited=0 hung=0
+	# the guest marks the start of the command (guest/stage2.sh); until
+	# then a hang is a failed boot
+	while kill -0 "$qpid" 2>/dev/null && [ ! -e "$job/ready" ]; do
+		if [ "$waited" -ge $((boot_limit * 10)) ]; then
+			hung=1
+			kill "$qpid" 2>/dev/null
+			break
+		fi
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	wait "$qpid"
+	qrc=$?
+	qpid=
+	boot_failure=
+	if [ "$hung" = 1 ]; then
+		boot_failure="no ready mark from the guest within $boot_limit s"
+	elif [ ! -e "$job/ready" ]; then
+		if [ -r "$job/result" ]; then
+			boot_failure="the RDMA/pmem set-up in the guest failed"
+		elif grep -qs 'Kernel panic' "$job/console.log"; then
+			boot_failure="the guest's kernel panicked: $(grep -m 1 'Kernel panic' "$job/console.log" | sed 's/^\[[^]]*\] *//')"
+		else
+			boot_failure="the guest stopped before starting the command (qemu exit status $qrc)"
+		fi
+	fi
+}
+
 t0=$(now)
-timeout -k 10 $((timeout_s + 180)) \
-	qemu-system-x86_64 "${qaccel[@]}" -M "$machine" -smp "${RPMA_VM_CPUS:-2}" -m "$mem" "${qpmem[@]}" \
-	-nodefaults -no-user-config -display none -vga none -no-reboot \
-	-kernel "$kimg" -initrd "$initrd" -append "$append" \
-	-serial "file:$job/console.log" \
-	-add-fd fd=5,set=1 -add-fd fd=6,set=2 \
-	-device virtio-serial-pci \
-	-chardev file,id=out,path=/dev/fdset/1,append=on -device virtconsole,chardev=out \
-	-chardev file,id=err,path=/dev/fdset/2,append=on -device virtconsole,chardev=err \
-	-fsdev "local,id=hostroot,path=$VM_ROOT,security_model=none,readonly=on,multidevs=remap" \
-	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
-	-fsdev "local,id=job,path=$job,security_model=none" \
-	-device virtio-9p-pci,fsdev=job,mount_tag=job \
-	"${qargs[@]}" -nic none </dev/null >"$job/qemu.log" 2>&1 &
-qpid=$!
-wait "$qpid"
-qrc=$?
-qpid=
+boots=0
+while :; do
+	boots=$((boots + 1))
+	boot
+	[ -n "$boot_failure" ] || break
+	kept=$VM_DIR/boot-failures/$(date +%Y%m%d-%H%M%S)-$boots.log
+	{
+		echo "# $boot_failure"
+		echo "# kernel $kpkg $kversion, accel $accel, boot $boots of $max_boots"
+		cat "$job/console.log" 2>/dev/null
+	} >"$kept"
+	echo "rpma-vm: boot $boots of $max_boots failed: $boot_failure (kernel $kpkg $kversion; its log: $kept)" >&2
+	if [ -s "$job/console.log" ]; then
+		echo "rpma-vm: last lines of the guest's kernel log:" >&2
+		tail -n 15 "$job/console.log" | sed 's/^/  /' >&2
+	fi
+	[ "$boots" -lt "$max_boots" ] || {
+		exec 5>&- 6>&-
+		echo "rpma-vm: error: the VM failed to boot $boots times in a row; the last: $boot_failure" >&2
+		exit 125
+	}
+done
 t1=$(now)
 exec 5>&- 6>&-
 
@@ -300,6 +372,7 @@ if [ ! -r "$job/result" ]; then
 	echo "rpma-vm: error: the guest reported no result (qemu exit status $qrc$([ $qrc = 124 ] && echo ', timed out'))" >&2
 	[ -s "$job/qemu.log" ] && sed 's/^/rpma-vm: qemu: /' "$job/qemu.log" >&2
 	if [ -s "$job/console.log" ]; then
+		cp "$job/console.log" "$VM_DIR/boot-failures/$(date +%Y%m%d-%H%M%S)-no-result.log"
 		echo "rpma-vm: last lines of the guest's kernel log:" >&2
 		tail -n 30 "$job/console.log" | sed 's/^/  /' >&2
 	fi
@@ -316,6 +389,6 @@ what=$provider
 [ "$pmem" = 1 ] && what="$what+pmem"
 [ "$pmem_count" = 1 ] || what="$what x$pmem_count"
 [ "$VM_FLAVOR" = host ] || what="$VM_FLAVOR, $what"
-msg "VM ($what, $accel): boot $boot s, rdma set-up $ready s, command $cmd s, wall $wall s, status $RC"
-[ -z "${RPMA_VM_TIMES:-}" ] || echo "boot=$boot ready=$ready cmd=$cmd wall=$wall" >>"$RPMA_VM_TIMES"
+msg "VM ($what, $accel, kernel $kpkg $kversion): boot $boot s, rdma set-up $ready s, command $cmd s, wall $wall s, status $RC$([ "$boots" = 1 ] || echo ", $boots boots")"
+[ -z "${RPMA_VM_TIMES:-}" ] || echo "boot=$boot ready=$ready cmd=$cmd wall=$wall boots=$boots" >>"$RPMA_VM_TIMES"
 exit "$RC"

@@ -166,7 +166,8 @@ case "$vm_rc" in 0 | 1) ;; *) failed=1 ;; esac
 if [ -s "$times" ]; then
 	# boot=.. ready=.. cmd=.. wall=..
 	eval "$(tail -n 1 "$times")"
-	echo "# boot ${boot} s, rdma set-up ${ready} s (guest uptime), tests ${cmd} s, VM wall ${wall} s"
+	echo "# boot ${boot} s, rdma set-up ${ready} s (guest uptime), tests ${cmd} s, VM wall ${wall} s, ${boots} boot(s)"
 fi
+[ "$on_host" = 1 ] || echo "# kernel: $(state_get KPKG) $(state_get KVERSION) ($VM_FLAVOR flavor)"
 echo "# suite $provider ($VM_FLAVOR): $total tests in $(elapsed "$t_suite") s"
 exit $failed

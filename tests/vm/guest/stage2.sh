@@ -11,7 +11,8 @@
 #               ADDR
 # JOBDIR/env    exports forwarded from the host
 # JOBDIR/cmd    the command (a bash script)
-# Results: JOBDIR/result (RC=, T_BOOT=, T_READY=, T_END= guest uptimes),
+# Results: JOBDIR/ready (made when the command starts: the boot went well),
+#          JOBDIR/result (RC=, T_BOOT=, T_READY=, T_END= guest uptimes),
 #          JOBDIR/setup.log (what the RDMA/pmem set-up printed).
 # The command's stdout goes to /dev/hvc0 and its stderr to /dev/hvc1, which
 # QEMU forwards to its own stdout and stderr.
@@ -143,6 +144,8 @@ rdma_pmem_up() {
 RC=125
 if rdma_pmem_up >"$JOB/setup.log" 2>&1; then
 	T_READY=$(uptime_s)
+	# the boot went well: from here on the host retries nothing
+	: >"$JOB/ready"
 	(
 		[ -r "$JOB/env" ] && . "$JOB/env"
 		export RPMA_TEST_ADDR=$ADDR RPMA_TEST_PROVIDER=$PROVIDER
