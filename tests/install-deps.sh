@@ -5,6 +5,13 @@
 # they are missing. Needs root (or sudo) only when something is missing.
 #
 # usage: tests/install-deps.sh [build|test]
+#        tests/install-deps.sh --state
+#
+# --state prints one line naming every package of both lists with its
+# installed version (or "-"): a build directory records the line it was
+# configured with, and is configured anew when the line changed, since
+# Meson keeps the verdicts of its compiler checks (a header found or not)
+# across reconfigurations.
 set -euo pipefail
 
 build_packages=(meson ninja-build g++ pkg-config python3
@@ -15,6 +22,16 @@ build_packages=(meson ninja-build g++ pkg-config python3
 # CMake package; clang and libclang-rt-14-dev: the libFuzzer build.
 test_packages=(librpma-dev mandoc groff-base valgrind clang-format cmake
 	clang libclang-rt-14-dev)
+
+if [ "${1:-}" = --state ]; then
+	for p in "${build_packages[@]}" "${test_packages[@]}"; do
+		v=$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$p" 2>/dev/null || true)
+		case "$v" in "installed "*) v=${v#installed } ;; *) v=- ;; esac
+		printf '%s=%s ' "$p" "$v"
+	done
+	echo
+	exit 0
+fi
 
 wanted=("${build_packages[@]}")
 if [ "${1:-test}" = test ]; then

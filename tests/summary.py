@@ -13,7 +13,13 @@ skipped. Reruns in a build given with a LABEL (under a sanitizer) and the
 VM harness's own smoke checks are not in the total: they get lines of
 their own, where a failure still fails the run.
 
-usage: summary.py BUILDDIR[:LABEL]...   (LABEL: the build reruns tests, e.g. asan)
+Before the closing line, with --times FILE (lines 'PHASE SECONDS' written
+by test.sh), one line of time per phase, and under the phase of the main
+build's tests one line per suite: the time its tests ran (tests of two
+suites run side by side, so these add up to more than the phase).
+
+usage: summary.py [--times FILE] BUILDDIR[:LABEL]...
+       (LABEL: the build reruns tests, e.g. asan)
 """
 import json
 import re
@@ -29,13 +35,38 @@ SMOKE = re.compile(r'^rdma-smoke-')
 PASS, FAIL, SKIP = 'passed', 'failed', 'skipped'
 
 
+def suite_and_test(t):
+    """a testlog entry's suite (the first one named) and test name"""
+    # 'project:suite1+suite2 / test'
+    head, _, test = t['name'].partition(' / ')
+    return head.split(':')[-1].split('+')[0], test
+
+
+def suite_times(build):
+    """seconds each suite's tests ran in a build, in the order first run"""
+    spent = OrderedDict()
+    for line in open(build + '/meson-logs/testlog.json'):
+        t = json.loads(line)
+        suite, _ = suite_and_test(t)
+        spent[suite] = spent.get(suite, 0.0) + float(t.get('duration') or 0)
+    return spent
+
+
+def print_times(times_file, main_build):
+    print('times:')
+    for line in open(times_file):
+        phase, _, seconds = line.strip().partition(' ')
+        print('  %-14s %5s s' % (phase, seconds))
+        if phase == 'tests':
+            for suite, spent in suite_times(main_build).items():
+                print('    %-12s %5.0f s' % (suite, spent))
+
+
 def runs_of(build):
     """(suite, test, case, result) of every case run in a build"""
     for line in open(build + '/meson-logs/testlog.json'):
         t = json.loads(line)
-        # 'project:suite1+suite2 / test'
-        head, _, test = t['name'].partition(' / ')
-        suite = head.split(':')[-1].split('+')[0]
+        suite, test = suite_and_test(t)
         results = []
         tap = [m for m in (TAP.match(l.strip()) for l in (t.get('stdout') or '').splitlines())
                if m]
@@ -80,7 +111,11 @@ def main():
     runs = defaultdict(int)  # runs behind the distinct cases, per suite
     failed = []
     order = {PASS: 0, FAIL: 1, SKIP: 2}
-    for arg in sys.argv[1:]:
+    args = sys.argv[1:]
+    times_file = None
+    if args[:1] == ['--times']:
+        times_file, args = args[1], args[2:]
+    for arg in args:
         build, _, label = arg.partition(':')
         for suite, test, case, res in runs_of(build):
             where = '%s / %s' % (test, case) if case else test
@@ -119,6 +154,8 @@ def main():
             print('  %-34s %4d passed, %d failed, %d skipped' % (what, p, f, s))
     if failed:
         print('failed: ' + ', '.join(sorted(set(failed))))
+    if times_file:
+        print_times(times_file, args[0].partition(':')[0])
     total = [sum(c[i] for c in per_suite.values()) for i in range(3)]
     print('%d passed, %d failed, %d skipped' % tuple(total))
     return 1 if failed else 0
