@@ -14,7 +14,11 @@
 # across reconfigurations.
 set -euo pipefail
 
-build_packages=(meson ninja-build g++ pkg-config python3
+# dpkg-dev: Meson asks its dpkg-architecture for the multiarch library
+# directory (lib/x86_64-linux-gnu); without it (Debian's meson only
+# recommends it) the library installs into lib64, where neither the loader
+# nor CMake looks on Debian
+build_packages=(meson ninja-build g++ pkg-config python3 dpkg-dev
 	libibverbs-dev librdmacm-dev libpmem2-dev libcmocka-dev)
 # librpma-dev: Debian's librpma 1.x header and library for the compatibility
 # tests (suites abi and interop); mandoc and groff-base: the man page checks; valgrind: leak checks;
