@@ -86,6 +86,9 @@ in_fresh() {
 		set -e
 		r=$1
 		shift
+		# the root a mount point of its own, as / is on a machine
+		# (unshare --propagation needs it)
+		mount --bind "$r" "$r"
 		mount -t proc proc "$r/proc"
 		mount -t sysfs sysfs "$r/sys"
 		mount --rbind /dev "$r/dev"
@@ -106,6 +109,8 @@ for o in "${orders[@]}"; do
 	fi
 	say "[$o] root made in $(($(date +%s) - t)) s"
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+	# a machine resolves its own name (sudo asks)
+	printf '127.0.1.1\t%s\n' "$(hostname)" >>"$root/etc/hosts"
 	chroot "$root" /usr/sbin/useradd --create-home --shell /bin/bash newcomer
 	echo 'newcomer ALL=(ALL:ALL) NOPASSWD: ALL' >"$root/etc/sudoers.d/newcomer"
 	chmod 440 "$root/etc/sudoers.d/newcomer"
