@@ -507,6 +507,18 @@ int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offse
 namespace
 {
 
+/*
+ * The channel of the connection's CQ is gone for good (the device was
+ * removed): it would stay readable, and the thread would spin. The thread
+ * stops watching it and waits for its stop only; the connection is dead
+ * and its application learns that from its own calls.
+ */
+void channel_lost(pollfd fds[2], const char *why)
+{
+	RPMA_LOG_ERROR("the GPSPM thread stops serving: %s", why);
+	fds[0].fd = -1;
+}
+
 void *serving_thread(void *arg)
 {
 	auto *cq = static_cast<rpma_cq *>(arg);
@@ -530,11 +542,19 @@ void *serving_thread(void *arg)
 		}
 		if (fds[1].revents)
 			break;
+		if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+			channel_lost(fds, "the completion channel reports an error");
+			continue;
+		}
 		if (fds[0].revents) {
 			ibv_cq *ev_cq = nullptr;
 			void *ev_ctx = nullptr;
-			if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx) == 0)
+			if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx) == 0) {
 				(void)cq->ack_event_of(ev_cq);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+				RPMA_PROVIDER_FAILED(errno, "ibv_get_cq_event in the GPSPM thread");
+				channel_lost(fds, "its events cannot be read");
+			}
 		}
 	}
 	return nullptr;

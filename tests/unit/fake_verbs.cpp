@@ -78,6 +78,7 @@ struct fake_comp_channel {
 	ibv_comp_channel ch;
 	std::deque<fake_cq *> events;
 	unsigned cqs;
+	bool broken; /* fake_verbs_break_comp_channel() */
 };
 
 struct fake_cq {
@@ -1040,6 +1041,8 @@ int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context)
 	if (!cq || !cq_context || !is_live(channel, kind::comp_channel, "ibv_get_cq_event"))
 		return fail_minus1(EINVAL);
 	auto *ch = as<fake_comp_channel>(channel);
+	if (ch->broken)
+		return fail_minus1(EIO);
 	if (ch->events.empty())
 		return fail_minus1(EAGAIN);
 	fake_cq *c = ch->events.front();
@@ -2116,6 +2119,17 @@ void fake_verbs_push_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *c
 		misuse("fake_verbs_push_cq_event: the CQ does not use this channel");
 	c->armed = false;
 	ch->events.push_back(c);
+	eventfd_signal(ch->ch.fd);
+}
+
+void fake_verbs_break_comp_channel(struct ibv_comp_channel *channel)
+{
+	guard g(st().lock);
+	if (!is_live(channel, kind::comp_channel, "fake_verbs_break_comp_channel"))
+		return;
+	auto *ch = as<fake_comp_channel>(channel);
+	ch->broken = true;
+	/* readable from now on, as the channel of a removed device is */
 	eventfd_signal(ch->ch.fd);
 }
 

@@ -143,6 +143,12 @@ void fake_verbs_push_wc(struct ibv_cq *cq, const struct ibv_wc *wc);
 /* Make get_cq_event on channel return cq (one completion event). */
 void fake_verbs_push_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *cq);
 
+/*
+ * The device behind channel is gone, as after a device removal: the fd
+ * stays readable and get_cq_event fails with EIO from now on.
+ */
+void fake_verbs_break_comp_channel(struct ibv_comp_channel *channel);
+
 /* Number of events acknowledged with ack_cq_events on cq. */
 unsigned fake_verbs_cq_acks(struct ibv_cq *cq);
 

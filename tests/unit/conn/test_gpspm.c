@@ -1434,6 +1434,31 @@ static void thread__drops_other_completions(void **state)
 	fx_conn_delete(&t.conn);
 }
 
+/*
+ * The device is removed: the CQ's channel stays readable and its events
+ * cannot be read. The thread says so once and stops polling, rather than
+ * spin; deleting the connection still stops it.
+ */
+static void thread__stops_on_a_lost_channel(void **state)
+{
+	(void)state;
+	const int before = count_threads();
+	struct gconn t;
+	gconn_open(&t, RPMA_GPSPM_THREAD, 4);
+	wait_until_polled();
+	const unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	const unsigned polls = fake_verbs_calls(FAKE_POLL_CQ);
+	fake_verbs_break_comp_channel(t.icq->channel);
+	for (int i = 0; i < 5000 && fx_log_count(RPMA_LOG_LEVEL_ERROR) == errors; i++)
+		usleep(1000);
+	usleep(200000);
+	/* a spinning thread polls thousands of times in 0.2 s; this one looked once more */
+	assert_in_range(fake_verbs_calls(FAKE_POLL_CQ) - polls, 1, 3);
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+	fx_conn_delete(&t.conn);
+	assert_int_equal(count_threads(), before);
+}
+
 /* a request rejected (the passive side) stops its thread as well */
 static void thread__stops_with_request(void **state)
 {
@@ -1552,6 +1577,7 @@ int main(void)
 		T(target__served_while_waiting),
 		T(thread__serves_and_stops),
 		T(thread__drops_other_completions),
+		T(thread__stops_on_a_lost_channel),
 		TF(thread__stops_with_request),
 		T(thread__refuses_everything),
 #undef T
