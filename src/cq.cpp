@@ -157,7 +157,24 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 	*flushes = 0;
 	if (flush == nullptr)
 		return poll(n, wc); /* receives only: nothing of the library's */
+	gpspm_engine *g = flush->gpspm;
+	if (g == nullptr)
+		return take_translated(n, wc, flushes);
 
+	/*
+	 * GPSPM: a request polled by one thread and served by it while
+	 * another polls and serves a later one could be answered second, and
+	 * its initiator would take the later answer for both: one poller at
+	 * a time.
+	 */
+	gpspm_take_begin(g);
+	const int ret = take_translated(n, wc, flushes);
+	gpspm_take_end(g);
+	return ret;
+}
+
+int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
+{
 	gpspm_engine *g = flush->gpspm;
 	int out = g ? gpspm_take_pending(g, wc, n) : 0;
 	*flushes = out ? (~0ULL >> (64 - out)) : 0;

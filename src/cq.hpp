@@ -46,6 +46,8 @@ struct rpma_cq {
 	 * completions stored (0: the CQ is empty) or RPMA_E_PROVIDER.
 	 */
 	int take(int n, ibv_wc *wc, uint64_t *flushes);
+	/* take() for a CQ with flushes, its GPSPM poller's lock held if any */
+	int take_translated(int n, ibv_wc *wc, uint64_t *flushes);
 
 	/* Acknowledges one completion event and re-arms the CQ. */
 	int ack_and_rearm();

@@ -316,8 +316,19 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 	g->pending_capacity = max_flushes;
 	g->stop_fd = -1;
 	g->thread_running = false;
+	pthread_mutex_init(&g->take_lock, nullptr);
 	*gpspm_ptr = g;
 	return 0;
+}
+
+void gpspm_take_begin(gpspm_engine *g)
+{
+	pthread_mutex_lock(&g->take_lock);
+}
+
+void gpspm_take_end(gpspm_engine *g)
+{
+	pthread_mutex_unlock(&g->take_lock);
 }
 
 int gpspm_start(gpspm_engine *g, ibv_qp *qp)
@@ -372,6 +383,7 @@ int gpspm_delete(gpspm_engine **gpspm_ptr)
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
 	free(g->buffers);
 	delete[] g->pending;
+	pthread_mutex_destroy(&g->take_lock);
 	delete g;
 	*gpspm_ptr = nullptr;
 	return ret;

@@ -134,6 +134,14 @@ struct gpspm_engine {
 	ibv_wc *pending;
 	uint32_t pending_capacity;
 
+	/*
+	 * Held by whoever polls the connection's CQ (take_begin/take_end):
+	 * requests are served one at a time in the order they arrived, so
+	 * their answers go back in that order too, whatever the number of
+	 * threads polling.
+	 */
+	pthread_mutex_t take_lock;
+
 	/* RPMA_GPSPM_THREAD */
 	pthread_t thread;
 	int stop_fd;
@@ -187,6 +195,14 @@ bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *
 /* The completion of the send that carried a GPSPM flush's request. */
 bool gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
 			ibv_wc *out);
+
+/*
+ * Brackets every poll of the connection's CQ and the handling of what it
+ * polled: one poller at a time (take_lock). The persist functions run
+ * inside, so they must not poll that CQ themselves.
+ */
+void gpspm_take_begin(gpspm_engine *g);
+void gpspm_take_end(gpspm_engine *g);
 
 /* Takes up to n made-up completions; the number taken. */
 int gpspm_take_pending(gpspm_engine *g, ibv_wc *wc, int n);

@@ -15,6 +15,7 @@
  */
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -1346,6 +1347,60 @@ static void target__served_while_waiting(void **state)
 }
 
 /*
+ * Several threads poll a target's CQ: a request is served, and answered,
+ * before a later one, even when its persist function is slow and another
+ * thread polls the later one meanwhile.
+ */
+static int slow_inside;
+
+static void persist_slow_first(const void *ptr, size_t len)
+{
+	if (ptr == pmem) {
+		__atomic_store_n(&slow_inside, 1, __ATOMIC_RELEASE);
+		usleep(100000);
+	}
+	record(0, ptr, len);
+}
+
+static void *poll_once(void *arg)
+{
+	(void)arg;
+	struct rpma_completion c;
+	assert_int_equal(rpma_cq_get_completion(g.cq, &c), RPMA_E_NO_COMPLETION);
+	return NULL;
+}
+
+static void target__answers_in_order_whoever_polls(void **state)
+{
+	(void)state;
+	assert_int_equal(rpma_mr_set_persist_fn(lmr, persist_slow_first), 0);
+	const uint32_t rkey = fx_mr_rkey(lmr);
+	uint8_t m[2][32];
+	request_msg(m[0], 1, 100, rkey, at(0), 64);
+	request_msg(m[1], 2, 101, rkey, at(64), 64);
+	const unsigned sends = fake_verbs_sends();
+	__atomic_store_n(&slow_inside, 0, __ATOMIC_RELEASE);
+
+	deliver(&g, m[0], sizeof(m[0]), IBV_WC_RECV);
+	pthread_t first, second;
+	assert_int_equal(pthread_create(&first, NULL, poll_once, NULL), 0);
+	while (!__atomic_load_n(&slow_inside, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	/* the first request is being persisted: the second comes, another thread polls */
+	deliver(&g, m[1], sizeof(m[1]), IBV_WC_RECV);
+	assert_int_equal(pthread_create(&second, NULL, poll_once, NULL), 0);
+	assert_int_equal(pthread_join(first, NULL), 0);
+	assert_int_equal(pthread_join(second, NULL), 0);
+
+	assert_int_equal(persist_calls(), 2);
+	assert_ptr_equal(calls[0].ptr, pmem);
+	assert_ptr_equal(calls[1].ptr, pmem + 64);
+	assert_int_equal(fake_verbs_sends(), sends + 2);
+	expect_answer(fake_verbs_send(sends), 1, 100, ST_OK);
+	expect_answer(fake_verbs_send(sends + 1), 2, 101, ST_OK);
+}
+
+/*
  * RPMA_GPSPM_THREAD: a library thread serves the connection
  */
 
@@ -1575,6 +1630,7 @@ int main(void)
 		T(target__short_request),
 		T(target__hidden_among_completions),
 		T(target__served_while_waiting),
+		T(target__answers_in_order_whoever_polls),
 		T(thread__serves_and_stops),
 		T(thread__drops_other_completions),
 		T(thread__stops_on_a_lost_channel),
