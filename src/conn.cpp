@@ -105,7 +105,7 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 
 	if (depth) {
 		/* the peer may send its first request as soon as it is connected */
-		ret = gpspm_start(q.flush->gpspm, id->qp);
+		ret = gpspm_start(q.flush->gpspm, id);
 		if (!ret && gpspm_mode == RPMA_GPSPM_THREAD) {
 			q.cq->served_by_thread = true;
 			ret = gpspm_start_thread(q.flush->gpspm, q.cq);

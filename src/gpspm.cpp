@@ -108,13 +108,26 @@ void put_header(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq)
 	wire::put_le32(msg + 8, seq);
 }
 
+/*
+ * An answer did not reach the initiator, whose flush would wait for it
+ * forever and keep its place in the flow control: the connection is
+ * closed, so that the initiator's outstanding flushes fail instead.
+ */
+void answer_lost(gpspm_engine *g)
+{
+	RPMA_LOG_ERROR("a GPSPM answer did not go out: closing the connection, so that the "
+		       "initiator's flush fails rather than waits");
+	if (verbs::disconnect(g->id))
+		(void)RPMA_PROVIDER_FAILED(errno, "rdma_disconnect");
+}
+
 void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 {
 	uint8_t msg[GPSPM_ANSWER_SIZE] = {};
 	put_header(msg, GPSPM_ANSWER, slot, seq);
 	msg[12] = status;
-	/* a failure here is the connection's: the client learns it from its own queue */
-	(void)post_message(g, msg, sizeof(msg), answer_wr_id(g));
+	if (post_message(g, msg, sizeof(msg), answer_wr_id(g)))
+		answer_lost(g);
 }
 
 /*
@@ -308,6 +321,7 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 		return ret;
 	}
 	g->peer = peer;
+	g->id = nullptr;
 	g->qp = nullptr;
 	g->mode = mode;
 	g->depth = depth;
@@ -331,9 +345,10 @@ void gpspm_take_end(gpspm_engine *g)
 	pthread_mutex_unlock(&g->take_lock);
 }
 
-int gpspm_start(gpspm_engine *g, ibv_qp *qp)
+int gpspm_start(gpspm_engine *g, rdma_cm_id *id)
 {
-	g->qp = qp;
+	g->id = id;
+	g->qp = id->qp;
 	for (uint32_t i = 0; i < g->depth; i++) {
 		int ret = post_receive(g, i);
 		if (ret)
@@ -392,9 +407,12 @@ int gpspm_delete(gpspm_engine **gpspm_ptr)
 bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *out)
 {
 	if (wc.wr_id == answer_wr_id(g)) {
-		if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
+		/* flushed: the queue pair is down already, by a disconnect or a failure seen */
+		if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
 			RPMA_LOG_ERROR("a GPSPM answer could not be sent: %s",
 				       verbs::wc_status_str(wc.status));
+			answer_lost(g);
+		}
 		return false;
 	}
 

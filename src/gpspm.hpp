@@ -106,6 +106,7 @@ inline bool gpspm_range_inside(uint64_t base, uint64_t size, uint64_t raddr, uin
 
 struct gpspm_engine {
 	rpma_peer *peer;
+	rdma_cm_id *id; /* the connection's: closed when an answer cannot go out */
 	ibv_qp *qp;
 	rpma_gpspm_mode mode;
 	uint32_t depth; /* receive buffers kept posted */
@@ -176,8 +177,11 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg);
  */
 int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_flushes,
 	      gpspm_engine **gpspm_ptr);
-/* Posts every receive buffer on qp: before the connection can carry requests. */
-int gpspm_start(gpspm_engine *g, ibv_qp *qp);
+/*
+ * Posts every receive buffer on the queue pair of id: before the
+ * connection can carry requests.
+ */
+int gpspm_start(gpspm_engine *g, rdma_cm_id *id);
 /* Starts the serving thread (RPMA_GPSPM_THREAD) on the connection's CQ. */
 int gpspm_start_thread(gpspm_engine *g, rpma_cq *cq);
 /* Stops the thread, if any, and frees everything; the queue pair must be gone. */

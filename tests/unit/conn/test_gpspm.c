@@ -1177,12 +1177,36 @@ static void target__persists_the_range(void **state)
 	struct ibv_wc wc = fx_wc(r->wr.wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
 	fake_verbs_push_wc(g.icq, &wc);
 	expect_nothing();
-	/* as is a failed one: logged */
+	/* a flushed one too: the queue pair is down already */
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	fake_verbs_push_wc(g.icq, &wc);
+	expect_nothing();
+	assert_int_equal(fake_verbs_id_calls(g.id, FAKE_DISCONNECT), 0);
+	/*
+	 * A failed one is logged, and the connection closed: the initiator
+	 * would wait for that answer forever
+	 */
 	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
 	wc.status = IBV_WC_RETRY_EXC_ERR;
 	fake_verbs_push_wc(g.icq, &wc);
 	expect_nothing();
-	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors + 1);
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+	assert_int_equal(fake_verbs_id_calls(g.id, FAKE_DISCONNECT), 1);
+}
+
+/* an answer that cannot be posted closes the connection too */
+static void target__answer_not_posted(void **state)
+{
+	(void)state;
+	uint8_t m[32];
+	request_msg(m, 6, 77, fx_mr_rkey(lmr), at(0), 64);
+	const unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	fake_verbs_fail(FAKE_POST_SEND, 1, ENOMEM);
+	deliver(&g, m, sizeof(m), IBV_WC_RECV);
+	expect_nothing();
+	assert_int_equal(persist_calls(), 1);
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+	assert_int_equal(fake_verbs_id_calls(g.id, FAKE_DISCONNECT), 1);
 }
 
 static void target__edges(void **state)
@@ -1623,6 +1647,7 @@ int main(void)
 		T(client__get_completions),
 		T(client__get_completions_one_by_one),
 		T(target__persists_the_range),
+		T(target__answer_not_posted),
 		T(target__edges),
 		T(target__wrong_rkey),
 		T(target__out_of_range),
