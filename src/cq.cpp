@@ -214,6 +214,17 @@ int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
 					flush->release(slot);
 				}
 				*flushes |= 1ULL << kept++;
+			} else if (unsignaled_flush *u = flush->unsignaled_of(w.wr_id)) {
+				/*
+				 * An unsignaled flush failed (or a second completion
+				 * of its read, siw's, which is dropped)
+				 */
+				if (!u->pending.exchange(false, std::memory_order_acquire))
+					continue;
+				wc[kept] = w;
+				wc[kept].wr_id = wr_id_of(u->op_context);
+				wc[kept].opcode = IBV_WC_RDMA_READ;
+				*flushes |= 1ULL << kept++;
 			} else if (g != nullptr && g->owns(w.wr_id)) {
 				if (gpspm_handle(g, flush, w, &wc[kept]))
 					*flushes |= 1ULL << kept++;

@@ -37,12 +37,14 @@ int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_p
 	const uint32_t capacity = pow2_at_least(max_in_flight + 1);
 	auto *flush = new (std::nothrow) conn_flush;
 	auto *slots = new (std::nothrow) flush_slot[capacity];
+	auto *unsignaled = new (std::nothrow) unsignaled_flush[capacity];
 	const long page = sysconf(_SC_PAGESIZE);
 	void *sink = nullptr;
-	if (flush == nullptr || slots == nullptr ||
+	if (flush == nullptr || slots == nullptr || unsignaled == nullptr ||
 	    posix_memalign(&sink, static_cast<size_t>(page), static_cast<size_t>(page))) {
 		delete flush;
 		delete[] slots;
+		delete[] unsignaled;
 		return RPMA_E_NOMEM;
 	}
 
@@ -55,11 +57,13 @@ int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_p
 		free(sink);
 		delete flush;
 		delete[] slots;
+		delete[] unsignaled;
 		return ret;
 	}
 
 	flush->slots = slots;
 	flush->slots_mask = capacity - 1;
+	flush->unsignaled = unsignaled;
 	flush->gpspm = nullptr;
 	flush->sink = static_cast<uint8_t *>(sink);
 	flush->sink_mr = sink_mr;
@@ -77,6 +81,7 @@ int conn_flush_delete(conn_flush **flush_ptr)
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
 	free(flush->sink);
 	delete[] flush->slots;
+	delete[] flush->unsignaled;
 	delete flush;
 	*flush_ptr = nullptr;
 	return ret;
@@ -225,8 +230,8 @@ int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, s
 	p->slot = nullptr;
 
 	if (!(send_flags & IBV_SEND_SIGNALED)) {
-		/* an error completion shows the context: that is all it needs */
-		p->wr.wr_id = wr_id_of(op_context);
+		/* only a failure completes: remembered, to be told as a flush */
+		p->wr.wr_id = flush->track_unsignaled(op_context);
 		return 0;
 	}
 
@@ -259,14 +264,14 @@ int flush_native_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offs
 	p->wr.opcode = IBV_WR_RDMA_READ;
 	p->slot = nullptr;
 
+	conn_flush *flush = conn->flush;
 	if (!(send_flags & IBV_SEND_SIGNALED)) {
-		/* an error completion shows the context: that is all it needs */
-		p->wr.wr_id = wr_id_of(op_context);
+		/* only a failure completes: remembered, to be told as a flush */
+		p->wr.wr_id = flush->track_unsignaled(op_context);
 		return 0;
 	}
 
 	/* its completion is told from the application's by the slot */
-	conn_flush *flush = conn->flush;
 	p->slot = flush->claim(op_context, true, 0);
 	if (p->slot == nullptr) {
 		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "

@@ -62,6 +62,17 @@ enum flush_slot_state : uint8_t {
 };
 
 /*
+ * An unsignaled read-after-write or native flush: its work request
+ * completes only when it fails, and that completion must still say it is
+ * a flush, with the flush's context. pending goes when it is taken, so
+ * that a second completion of the same read (siw's) is dropped.
+ */
+struct unsignaled_flush {
+	const void *op_context;
+	std::atomic<bool> pending{ false };
+};
+
+/*
  * What a connection needs to flush and to tell flushes apart: the sink of
  * read-after-write reads (a page of its own: nothing else of the process
  * shares a page with memory the NIC writes, which keeps fork() harmless),
@@ -73,13 +84,22 @@ struct conn_flush {
 	/* read-mostly: what every post and every poll reads */
 	flush_slot *slots;
 	uint32_t slots_mask; /* capacity - 1, capacity a power of two */
+	/*
+	 * As many as slots, used round robin: an entry is used again only
+	 * after as many unsignaled flushes as the send queue and the CQ hold
+	 * together were posted, by when the completion of a failed one has
+	 * been taken (or the CQ overflowed).
+	 */
+	unsignaled_flush *unsignaled;
 	gpspm_engine *gpspm; /* NULL: the connection carries no GPSPM */
 	uint8_t *sink;
 	ibv_mr *sink_mr;
 
 	/* written by every signaled flush: a cache line of its own */
 	alignas(64) std::atomic<uint32_t> next_slot{ 0 };
-	char pad[64 - sizeof(std::atomic<uint32_t>)];
+	/* written by every unsignaled read-after-write or native flush */
+	std::atomic<uint32_t> next_unsignaled{ 0 };
+	char pad[64 - 2 * sizeof(std::atomic<uint32_t>)];
 
 	/*
 	 * Set once the connection is down and what the error state flushed
@@ -95,6 +115,27 @@ struct conn_flush {
 	void release(flush_slot *slot)
 	{
 		slot->state.store(0, std::memory_order_release);
+	}
+
+	/* The wr_id of an unsignaled flush of op_context, remembered. */
+	uint64_t track_unsignaled(const void *op_context)
+	{
+		const uint32_t index = next_unsignaled.fetch_add(1, std::memory_order_relaxed);
+		unsignaled_flush *u = &unsignaled[index & slots_mask];
+		u->op_context = op_context;
+		u->pending.store(true, std::memory_order_release);
+		return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(u));
+	}
+
+	/* Whether wr_id names an unsignaled flush. */
+	unsignaled_flush *unsignaled_of(uint64_t wr_id) const
+	{
+		const uintptr_t first = reinterpret_cast<uintptr_t>(unsignaled);
+		const uintptr_t offset = static_cast<uintptr_t>(wr_id) - first;
+		if (offset >= (static_cast<uintptr_t>(slots_mask) + 1) * sizeof(unsignaled_flush) ||
+		    offset % sizeof(unsignaled_flush) != 0)
+			return nullptr;
+		return reinterpret_cast<unsignaled_flush *>(static_cast<uintptr_t>(wr_id));
 	}
 
 	/* Whether wr_id names one of the slots. */

@@ -549,6 +549,25 @@ static void get__flush_error_status(void **state)
 	assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
 	assert_ptr_equal(c.op_context, &ctx);
 	assert_int_equal(c.op_status, IBV_WC_WR_FLUSH_ERR);
+	/* an unsignaled flush that failed is still a flush */
+	assert_int_equal(c.op, RPMA_OP_FLUSH);
+	assert_int_equal(c.byte_len, 0);
+
+	/* and through the 1.x call, the read that librpma 1.x carried it with */
+	assert_int_equal(rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+				    RPMA_F_COMPLETION_ON_ERROR, &ctx),
+			 0);
+	wc = fx_wc(last_posted_wr_id(), (enum ibv_wc_opcode)0x5f, IBV_WC_REM_ACCESS_ERR);
+	fake_verbs_push_wc(icq, &wc);
+	/* siw completes a failed read twice: once is what the application sees */
+	fake_verbs_push_wc(icq, &wc);
+	struct ibv_wc out[2];
+	int n = 0;
+	assert_int_equal(rpma_cq_get_wc(cq, 2, out, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0].wr_id, (uintptr_t)&ctx);
+	assert_int_equal(out[0].opcode, IBV_WC_RDMA_READ);
+	assert_int_equal(out[0].status, IBV_WC_REM_ACCESS_ERR);
 }
 
 static void get__fifo_and_gone(void **state)

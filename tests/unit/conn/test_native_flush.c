@@ -73,6 +73,11 @@ static enum rpma_flush_method method_of(struct rpma_mr_remote *rmr, enum rpma_fl
 }
 
 /* the send record of the only work request posted since `before` */
+static struct ibv_cq *main_cq(void)
+{
+	return id->qp->send_cq;
+}
+
 static const struct fake_send_record *posted_since(unsigned before)
 {
 	assert_int_equal(fake_verbs_sends(), before + 1);
@@ -318,7 +323,10 @@ static void flush__visibility(void **state)
 	fx_mr_remote_delete(&rmr);
 }
 
-/* unsignaled: no slot, the context itself names an error completion */
+/*
+ * unsignaled: no slot; only a failure completes, and it still comes back
+ * as a flush with its context, once
+ */
 static void flush__unsignaled(void **state)
 {
 	(void)state;
@@ -330,7 +338,19 @@ static void flush__unsignaled(void **state)
 	const struct fake_send_record *r = posted_since(before);
 	expect_native(r, FAKE_FLUSH_PERSISTENT, RADDR + OFFSET, LEN, false);
 	assert_false(r->wr.send_flags & IBV_SEND_SIGNALED);
-	assert_int_equal(r->wr.wr_id, (uintptr_t)&ctx);
+
+	struct rpma_cq *cq = NULL;
+	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	struct ibv_wc wc = fx_wc(r->wr.wr_id, (enum ibv_wc_opcode)0x5f, IBV_WC_REM_ACCESS_ERR);
+	fake_verbs_push_wc(main_cq(), &wc);
+	fake_verbs_push_wc(main_cq(), &wc); /* the same work request twice */
+	struct rpma_completion c;
+	memset(&c, 0x5a, sizeof(c));
+	assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
+	assert_ptr_equal(c.op_context, &ctx);
+	assert_int_equal(c.op, RPMA_OP_FLUSH);
+	assert_int_equal(c.op_status, IBV_WC_REM_ACCESS_ERR);
+	assert_int_equal(rpma_cq_get_completion(cq, &c), RPMA_E_NO_COMPLETION);
 	fx_mr_remote_delete(&rmr);
 }
 
@@ -603,11 +623,6 @@ static void batch__refused_element(void **state)
 }
 
 /* completions */
-
-static struct ibv_cq *main_cq(void)
-{
-	return id->qp->send_cq;
-}
 
 /* the flush's completion (IBV_WC_FLUSH) is RPMA_OP_FLUSH with its context */
 static void completion__as_flush(void **state)
