@@ -956,7 +956,9 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 	for (int i = 0; i < count; i++) {
 		int ret = batch_prepare(conn, ops[i], &batch[i]);
 		if (ret) {
-			RPMA_LOG_ERROR("element %d of the batch refused: nothing posted", i);
+			/* GPSPM's flow control is no error: take completions, post again */
+			if (ret != RPMA_E_AGAIN)
+				RPMA_LOG_ERROR("batch element %d refused: nothing posted", i);
 			for (int j = 0; j < i; j++)
 				flush_unprepare(conn, &batch[j]);
 			if (failed)

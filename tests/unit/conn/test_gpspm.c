@@ -718,6 +718,18 @@ static void client__flow_control(void **state)
 					    &ctx[TARGET_DEPTH]));
 	FX_REFUSED(RPMA_E_AGAIN, rpma_flush(g.conn, rmr, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT, ON_ERROR,
 					    &ctx[TARGET_DEPTH]));
+	/* nor in a batch, which names the element that must wait */
+	struct rpma_batch_op op;
+	memset(&op, 0, sizeof(op));
+	op.op = RPMA_OP_FLUSH;
+	op.flags = ALWAYS;
+	op.op_context = &ctx[TARGET_DEPTH];
+	op.remote = rmr;
+	op.len = 8;
+	op.flush_type = RPMA_FLUSH_TYPE_PERSISTENT;
+	int failed = -1;
+	FX_REFUSED(RPMA_E_AGAIN, rpma_post_batch(g.conn, &op, 1, &failed));
+	assert_int_equal(failed, 0);
 	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors);
 	/* read-after-write is not counted: a visibility flush goes */
 	assert_int_equal(rpma_flush(g.conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, ALWAYS, &ctx[7]),
