@@ -378,19 +378,22 @@ static bool stash_pop(rpma_conn *conn, rpma_conn_event *event)
 	return true;
 }
 
-bool rpma::conn_watch_events(rpma_conn *conn)
+watch_result rpma::conn_watch_events(rpma_conn *conn)
 {
 	std::lock_guard<std::mutex> guard(conn->events_lock);
-	bool took = false;
-	while (conn->stash.count < conn_event_stash::CAPACITY) {
+	watch_result result = watch_result::none;
+	for (;;) {
+		if (conn->stash.count == conn_event_stash::CAPACITY)
+			return result == watch_result::took ? result : watch_result::stuck;
 		rpma_conn_event event = RPMA_CONN_UNDEFINED;
 		const int ret = conn_take_cm_event(conn, &event);
+		if (ret == RPMA_E_AGAIN)
+			return result; /* none left */
 		if (ret != 0 && ret != RPMA_E_UNKNOWN)
-			break; /* none left, or a failure, logged */
+			return result == watch_result::took ? result : watch_result::stuck;
 		stash_push(conn, event);
-		took = true;
+		result = watch_result::took;
 	}
-	return took;
 }
 
 bool rpma::conn_drained(rpma_conn *conn)
@@ -408,21 +411,31 @@ int rpma::wait_channel_or_peer(int channel_fd, rpma_conn *conn, int timeout_ms)
 	const long long deadline = timeout_ms >= 0 ? monotonic_ms() + timeout_ms : -1;
 	long long drain_deadline = -1;
 	bool watch = conn != nullptr;
+	/* when the channel's events could not be taken: when to try again */
+	long long watch_again_at = -1;
 	for (;;) {
 		const bool down = conn && conn->down.load(std::memory_order_acquire);
+		if (watch_again_at >= 0 && monotonic_ms() >= watch_again_at) {
+			watch = true;
+			watch_again_at = -1;
+		}
 		long long until = deadline;
 		if (down) {
 			/* the events after this are the application's to read */
 			watch = false;
+			watch_again_at = -1;
 			if (drain_deadline < 0)
 				drain_deadline = conn->down_at_ms.load(std::memory_order_relaxed) +
 						 CONN_DOWN_DRAIN_MS;
 			if (until < 0 || drain_deadline < until)
 				until = drain_deadline;
 		}
+		long long wake_at = until;
+		if (watch_again_at >= 0 && (wake_at < 0 || watch_again_at < wake_at))
+			wake_at = watch_again_at;
 		int wait_ms = -1;
-		if (until >= 0) {
-			const long long left = until - monotonic_ms();
+		if (wake_at >= 0) {
+			const long long left = wake_at - monotonic_ms();
 			wait_ms =
 			    left <= 0 ? 0 : (left > INT_MAX ? INT_MAX : static_cast<int>(left));
 		}
@@ -439,9 +452,16 @@ int rpma::wait_channel_or_peer(int channel_fd, rpma_conn *conn, int timeout_ms)
 		if (pfd[0].revents)
 			return 1;
 		if (pfd[1].revents) {
-			/* a full stash or a failing channel: stop watching, do not spin */
-			if (!conn_watch_events(conn))
+			/*
+			 * None there: another thread took it; keep watching. A
+			 * full stash or a failing channel: stop for a while rather
+			 * than spin, then look again (the application may have
+			 * read its events meanwhile).
+			 */
+			if (conn_watch_events(conn) == watch_result::stuck) {
 				watch = false;
+				watch_again_at = monotonic_ms() + WATCH_AGAIN_MS;
+			}
 			continue;
 		}
 		if (until >= 0 && monotonic_ms() >= until) {

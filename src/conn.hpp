@@ -115,13 +115,19 @@ int conn_queues_destroy(rdma_cm_id *id, conn_queues *queues);
 int conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues, const void *private_data,
 	     uint8_t private_data_len, rpma_conn **conn_ptr);
 
+/* What conn_watch_events() did. */
+enum class watch_result {
+	took,  /* events went into the stash */
+	none,  /* there was none (another thread took it first) */
+	stuck, /* none could be taken: the stash is full, or the channel failed (logged) */
+};
+
 /*
  * Takes the connection events waiting on conn's channel, without blocking,
  * into its stash; one that says the peer is gone brings the connection down.
- * For waits that watch the channel besides a completion channel. Whether it
- * took any.
+ * For waits that watch the channel besides a completion channel.
  */
-bool conn_watch_events(rpma_conn *conn);
+watch_result conn_watch_events(rpma_conn *conn);
 
 /*
  * How long after the connection went down the device has to flush what is
@@ -130,6 +136,13 @@ bool conn_watch_events(rpma_conn *conn);
  * ends with RPMA_E_NO_COMPLETION.
  */
 constexpr int CONN_DOWN_DRAIN_MS = 250;
+
+/*
+ * How long a wait that could not take the connection's events (a full
+ * stash, a failing channel) waits on the completion channel alone before
+ * it looks again.
+ */
+constexpr int WATCH_AGAIN_MS = 100;
 
 /*
  * Whether the connection is down and its drain time over; if so, the polls

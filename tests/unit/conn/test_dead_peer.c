@@ -293,6 +293,59 @@ static void wait_completion__orphaned_flushes(void **state)
 	fx_conn_delete(&conn);
 }
 
+/*
+ * The connection's channel was readable, but its event was gone when the
+ * wait looked (another thread took it): the wait keeps watching, and
+ * learns of the peer's death that comes next, well before its timeout
+ */
+static void wait_completion__keeps_watching_after_none(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	struct rpma_cq *cq = NULL;
+	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	fake_verbs_fail(FAKE_GET_CM_EVENT, 1, EAGAIN);
+	fake_verbs_push_cm_event(fx_conn_channel(id), RDMA_CM_EVENT_DISCONNECTED, id, NULL, 0);
+
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	struct rpma_completion cmpl;
+	assert_int_equal(rpma_cq_wait_completion(cq, &cmpl, 5000), RPMA_E_NO_COMPLETION);
+	assert_true(elapsed_ms(&start) < 4000);
+	assert_true(fake_verbs_qp_in_error(id->qp));
+	expect_next_event(conn, RPMA_CONN_CLOSED);
+	fx_conn_delete(&conn);
+}
+
+/*
+ * Taking the event failed once: the wait stops watching the connection's
+ * channel for a moment rather than spin, then looks again
+ */
+static void wait_completion__looks_again_after_failure(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	struct rpma_cq *cq = NULL;
+	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	fake_verbs_fail(FAKE_GET_CM_EVENT, 1, EIO);
+	fake_verbs_push_cm_event(fx_conn_channel(id), RDMA_CM_EVENT_DISCONNECTED, id, NULL, 0);
+
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	const unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	struct rpma_completion cmpl;
+	assert_int_equal(rpma_cq_wait_completion(cq, &cmpl, 5000), RPMA_E_NO_COMPLETION);
+	assert_true(elapsed_ms(&start) < 4000);
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+	/* once it failed, once it took the event: no spinning in between */
+	assert_int_equal(fake_verbs_calls(FAKE_GET_CM_EVENT) <= 4, true);
+	assert_true(fake_verbs_qp_in_error(id->qp));
+	expect_next_event(conn, RPMA_CONN_CLOSED);
+	fx_conn_delete(&conn);
+}
+
 /* a live connection: the wait is the application's timeout, nothing is brought down */
 static void wait_completion__live_times_out(void **state)
 {
@@ -404,6 +457,8 @@ int main(void)
 		T(wait_completion__peer_gone_nothing_outstanding),
 		T(wait_completion__flushed_work_first),
 		T(wait_completion__orphaned_flushes),
+		T(wait_completion__keeps_watching_after_none),
+		T(wait_completion__looks_again_after_failure),
 		T(wait_completion__live_times_out),
 		T(wait_completion__rcq_peer_gone),
 		T(cq_wait__peer_gone),
