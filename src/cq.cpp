@@ -190,12 +190,14 @@ int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
 			const ibv_wc w = wc[i];
 			flush_slot *slot = flush->slot_of(w.wr_id);
 			if (slot != nullptr) {
-				const uint8_t state = slot->state.load(std::memory_order_relaxed);
-				if (state == 0) {
+				uint8_t state = slot->state.load(std::memory_order_acquire);
+				if (!(state & FLUSH_SLOT_IN_USE)) {
 					/*
-					 * A second completion of a flush's read: siw
+					 * A second completion of a flush's read (siw
 					 * flushes a read that is both on its send queue
-					 * and on its outbound read queue from both.
+					 * and on its outbound read queue from both), or
+					 * a late one of a flush the library completed
+					 * when the connection went down.
 					 */
 					continue;
 				}
@@ -208,10 +210,14 @@ int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
 					 * a native one (IBV_WC_FLUSH): either shows as
 					 * the read librpma 1.x carried every flush with.
 					 */
+					const void *op_context = slot->op_context;
+					/* a connection gone down: its sweep may be first */
+					if (!slot->state.compare_exchange_strong(
+						state, 0, std::memory_order_acq_rel))
+						continue;
 					wc[kept] = w;
-					wc[kept].wr_id = wr_id_of(slot->op_context);
+					wc[kept].wr_id = wr_id_of(op_context);
 					wc[kept].opcode = IBV_WC_RDMA_READ;
-					flush->release(slot);
 				}
 				*flushes |= 1ULL << kept++;
 			} else if (unsignaled_flush *u = flush->unsignaled_of(w.wr_id)) {

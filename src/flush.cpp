@@ -122,8 +122,9 @@ int conn_flush::sweep(ibv_wc *wc, int n, uint32_t qp_num)
 			continue;
 		const void *op_context = slot->op_context;
 		const bool report = slot->signaled && !(state & FLUSH_SLOT_COMPLETED);
-		/* a completion that comes after all finds the slot free, and is dropped */
-		if (!slot->state.compare_exchange_strong(state, 0, std::memory_order_acq_rel))
+		/* a completion that comes after all finds the slot retired, and is dropped */
+		if (!slot->state.compare_exchange_strong(state, FLUSH_SLOT_SWEPT,
+							 std::memory_order_acq_rel))
 			continue;
 		if ((state & FLUSH_SLOT_GPSPM) && !(state & FLUSH_SLOT_COMPLETED) && gpspm)
 			gpspm->in_flight.fetch_sub(1, std::memory_order_relaxed);

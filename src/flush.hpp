@@ -59,6 +59,13 @@ enum flush_slot_state : uint8_t {
 	FLUSH_SLOT_GPSPM = 1 << 1,     /* carried by a GPSPM request (a send) */
 	FLUSH_SLOT_SENT = 1 << 2,      /* GPSPM: the request's send completed */
 	FLUSH_SLOT_COMPLETED = 1 << 3, /* GPSPM: the application has its completion */
+	/*
+	 * Completed by the library when the connection went down (sweep): its
+	 * work request may still be posted, so the slot is never handed out
+	 * again, and a late completion of it is dropped rather than credited
+	 * to another flush.
+	 */
+	FLUSH_SLOT_SWEPT = 1 << 4,
 };
 
 /*
@@ -151,8 +158,8 @@ struct conn_flush {
 
 	/*
 	 * Completes up to n signaled flushes still in flight with
-	 * IBV_WC_WR_FLUSH_ERR into wc and frees their slots (and the slots of
-	 * unsignaled ones); the number stored.
+	 * IBV_WC_WR_FLUSH_ERR into wc and retires their slots (and the slots
+	 * of unsignaled ones: FLUSH_SLOT_SWEPT); the number stored.
 	 */
 	int sweep(ibv_wc *wc, int n, uint32_t qp_num);
 

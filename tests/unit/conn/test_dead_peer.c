@@ -346,6 +346,62 @@ static void wait_completion__looks_again_after_failure(void **state)
 	fx_conn_delete(&conn);
 }
 
+/*
+ * The flushes the library completed when the connection went down may
+ * still be posted: their slots are never handed out again, so that a late
+ * completion of one is dropped, not credited to a later flush
+ */
+static void wait_completion__swept_slots_stay_retired(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	struct rpma_cq *cq = NULL;
+	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	struct rpma_mr_remote *rmr = fx_mr_remote(
+	    0x10000, 4096, 0x77, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	static int old_ctx[2], new_ctx;
+	uint64_t old_wr_id[2];
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
+					    RPMA_F_COMPLETION_ALWAYS, &old_ctx[i]),
+				 0);
+		old_wr_id[i] = fake_verbs_send(fake_verbs_sends() - 1)->wr.wr_id;
+	}
+	fake_verbs_push_cm_event(fx_conn_channel(id), RDMA_CM_EVENT_DISCONNECTED, id, NULL, 0);
+	struct rpma_completion cmpl;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rpma_cq_wait_completion(cq, &cmpl, -1), 0);
+		assert_int_equal(cmpl.op_status, IBV_WC_WR_FLUSH_ERR);
+	}
+
+	/* flushes posted after that, each completed, go round every slot there is */
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = IBV_WC_RDMA_READ;
+	wc.qp_num = id->qp->qp_num;
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
+					    RPMA_F_COMPLETION_ALWAYS, &new_ctx),
+				 0);
+		wc.wr_id = fake_verbs_send(fake_verbs_sends() - 1)->wr.wr_id;
+		assert_true(wc.wr_id != old_wr_id[0] && wc.wr_id != old_wr_id[1]);
+		fake_verbs_push_wc(id->qp->send_cq, &wc);
+		assert_int_equal(rpma_cq_get_completion(cq, &cmpl), 0);
+		assert_ptr_equal(cmpl.op_context, &new_ctx);
+	}
+	/* the old flushes' late completions name no flush */
+	for (int i = 0; i < 2; i++) {
+		wc.wr_id = old_wr_id[i];
+		fake_verbs_push_wc(id->qp->send_cq, &wc);
+		assert_int_equal(rpma_cq_get_completion(cq, &cmpl), RPMA_E_NO_COMPLETION);
+	}
+	fx_mr_remote_delete(&rmr);
+	expect_next_event(conn, RPMA_CONN_CLOSED);
+	fx_conn_delete(&conn);
+}
+
 /* a live connection: the wait is the application's timeout, nothing is brought down */
 static void wait_completion__live_times_out(void **state)
 {
@@ -457,6 +513,7 @@ int main(void)
 		T(wait_completion__peer_gone_nothing_outstanding),
 		T(wait_completion__flushed_work_first),
 		T(wait_completion__orphaned_flushes),
+		T(wait_completion__swept_slots_stay_retired),
 		T(wait_completion__keeps_watching_after_none),
 		T(wait_completion__looks_again_after_failure),
 		T(wait_completion__live_times_out),
