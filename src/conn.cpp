@@ -894,7 +894,13 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	 * was flushed.
 	 */
 	send_flags |= IBV_SEND_FENCE;
-	if (conn->peer->native & verbs::NATIVE_ATOMIC_WRITE) {
+	/*
+	 * Natively only where both devices have ATOMIC WRITE: a target that
+	 * cannot execute it would fail the request and the connection, where
+	 * the inline write works.
+	 */
+	if ((conn->peer->native & verbs::NATIVE_ATOMIC_WRITE) &&
+	    (remote_flush_methods(dst) & METHOD_NATIVE_ATOMIC_WRITE)) {
 		ret = verbs::post_atomic_write(conn->id->qp, wr_id_of(op_context), send_flags, rkey,
 					       raddr, src);
 		if (ret)

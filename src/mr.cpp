@@ -63,6 +63,10 @@ static uint8_t local_flush_methods(const rpma_mr_local *mr)
 		methods |= METHOD_NATIVE_VISIBILITY;
 	if (mr->native_flush & verbs::NATIVE_FLUSH_PERSISTENT)
 		methods |= METHOD_NATIVE_PERSISTENT;
+	/* ATOMIC WRITE needs what a write needs of the region, and the device */
+	if ((mr->usage & RPMA_MR_USAGE_WRITE_DST) &&
+	    (mr->peer->native & verbs::NATIVE_ATOMIC_WRITE))
+		methods |= METHOD_NATIVE_ATOMIC_WRITE;
 	return methods;
 }
 

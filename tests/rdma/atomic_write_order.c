@@ -7,10 +7,11 @@
  * below it. A tail seen before the records it covers fails the test.
  *
  * The path is checked too, through the completion the librpma 1.x way
- * (rpma_cq_get_wc): where the device has the IBTA 1.5 RDMA ATOMIC WRITE
- * (rxe on Linux 6.2 and later: the Debian 13 flavor), the tail goes by it
- * and completes as IBV_WC_ATOMIC_WRITE; elsewhere by the library's fenced
- * 8-byte write, completing as IBV_WC_RDMA_WRITE.
+ * (rpma_cq_get_wc): where both devices have the IBTA 1.5 RDMA ATOMIC WRITE
+ * (rxe on Linux 6.2 and later: the Debian 13 flavor) and the target says so
+ * in its versioned region descriptor, the tail goes by it and completes as
+ * IBV_WC_ATOMIC_WRITE; elsewhere by the library's fenced 8-byte write,
+ * completing as IBV_WC_RDMA_WRITE.
  */
 
 #include <string.h>
@@ -35,7 +36,7 @@ static void server(void)
 	struct rpma_mr_local *mr = t_mr_reg(
 	    peer, log, SIZE, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct t_pdata pd = { .len = 0 };
-	t_pdata_add_mr(&pd, mr);
+	t_pdata_add_mr_versioned(&pd, mr);
 	struct rpma_ep *ep = t_listen(peer);
 	struct rpma_conn *conn = t_accept(ep, NULL, &pd);
 

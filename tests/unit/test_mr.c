@@ -1463,6 +1463,39 @@ static int mr_setup_native(void **state)
 
 #define MR_TEST_NATIVE(f) cmocka_unit_test_setup_teardown(f, mr_setup_native, mr_teardown)
 
+#define METHOD_NATIVE_AW 0x10 /* the device takes RDMA ATOMIC WRITE into the region */
+
+static int mr_setup_native_atomic_write(void **state)
+{
+	ut_setup(state);
+	fake_verbs_set_native_atomic_write(true);
+	return make_peer();
+}
+
+/*
+ * A device with ATOMIC WRITE: a region that takes writes says so in its
+ * versioned descriptor, so that initiators may use it; others do not
+ */
+static void native_atomic_write_offered(void **state)
+{
+	(void)state;
+	static const struct {
+		int usage;
+		uint8_t methods;
+	} cases[] = {
+		{ RPMA_MR_USAGE_WRITE_DST, METHOD_NATIVE_AW },
+		{ RPMA_MR_USAGE_WRITE_DST | USAGE_VISIBILITY, METHOD_RAW | METHOD_NATIVE_AW },
+		{ RPMA_MR_USAGE_READ_SRC, 0 },
+		{ USAGE_VISIBILITY, METHOD_RAW },
+		{ RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_RECV, 0 },
+	};
+	for (size_t i = 0; i < UT_ARRAY_SIZE(cases); i++) {
+		struct rpma_mr_local *mr = reg(buf, sizeof(buf), cases[i].usage);
+		assert_int_equal(methods_of(mr), cases[i].methods);
+		dereg(&mr);
+	}
+}
+
 /* persistent memory: each flush usage gets its placement, in one registration */
 static void native_access_by_usage(void **state)
 {
@@ -1671,6 +1704,8 @@ int main(void)
 		MR_TEST(persist_fn_needs_persistent_usage),
 		MR_TEST(persist_fn_touches_no_device),
 		MR_TEST(persist_fn_dereg),
+		cmocka_unit_test_setup_teardown(native_atomic_write_offered,
+						mr_setup_native_atomic_write, mr_teardown),
 		MR_TEST_NATIVE(native_access_by_usage),
 		MR_TEST_NATIVE(native_dram_drops_persistence),
 		MR_TEST_NATIVE(native_partly_pmem),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "versioned.h"
 
 #define RADDR 0x7f0000100000ULL
 #define RLEN  4096
@@ -44,10 +45,19 @@ static int dp_setup(void **state)
 	return dp_start();
 }
 
+/*
+ * Both devices take RDMA ATOMIC WRITE: this one, and the target's, whose
+ * versioned region descriptor says so
+ */
 static int dp_setup_native(void **state)
 {
 	fx_setup_native_atomic_write(state);
-	return dp_start();
+	dp_start();
+	fx_mr_remote_delete(&rmr);
+	uint8_t d[VD_REGION_SIZE];
+	vd_region(d, RADDR, RLEN, RKEY, RUSAGE_ALL, VD_RAW | VD_NATIVE_AW);
+	rmr = vd_decode_region(d, sizeof(d));
+	return 0;
 }
 
 static int dp_teardown(void **state)
@@ -491,6 +501,35 @@ static void atomic_write__native(void **state)
 	assert_int_equal(r->wr.wr.rdma.remote_addr, RADDR + 64);
 	assert_int_equal(r->wr.wr.rdma.rkey, RKEY);
 	assert_memory_equal(r->inline_data, src8, 8);
+}
+
+/*
+ * This device takes ATOMIC WRITE, the target's may not: a librpma 1.x
+ * descriptor, or a versioned one that does not say so, gets the inline
+ * write, which every target executes
+ */
+static void atomic_write__native_needs_the_target(void **state)
+{
+	(void)state;
+	uint8_t d[VD_REGION_SIZE];
+	vd_region(d, RADDR, RLEN, RKEY, RUSAGE_ALL, VD_RAW | VD_NATIVE_VIS | VD_NATIVE_PERS);
+	struct rpma_mr_remote *targets[2] = { fx_mr_remote(RADDR, RLEN, RKEY, RUSAGE_ALL),
+					      vd_decode_region(d, sizeof(d)) };
+	for (int i = 0; i < 2; i++) {
+		const unsigned sends = fake_verbs_sends();
+		assert_int_equal(rpma_atomic_write(conn, targets[i], 64, src8,
+						   RPMA_F_COMPLETION_ALWAYS, &ctx),
+				 0);
+		assert_int_equal(fake_verbs_sends(), sends + 1);
+		const struct fake_send_record *r = fake_verbs_send(sends);
+		assert_false(r->native_atomic_write);
+		assert_int_equal(r->wr.opcode, IBV_WR_RDMA_WRITE);
+		assert_true(r->wr.send_flags & IBV_SEND_INLINE);
+		assert_true(r->wr.send_flags & IBV_SEND_FENCE);
+		assert_memory_equal(r->inline_data, src8, 8);
+		fx_mr_remote_delete(&targets[i]);
+	}
+	assert_int_equal(fake_verbs_calls(FAKE_POST_ATOMIC_WRITE), 0);
 }
 
 static void atomic_write__native_on_error(void **state)
@@ -1107,6 +1146,7 @@ int main(void)
 		T(atomic_write__emulated_on_error),
 		T(atomic_write__emulated_post_fails),
 		N(atomic_write__native),
+		N(atomic_write__native_needs_the_target),
 		N(atomic_write__native_on_error),
 		N(atomic_write__native_post_fails),
 		N(atomic_write__native_still_checks),

@@ -29,6 +29,7 @@
 #define VD_GPSPM	  0x02
 #define VD_NATIVE_VIS	  0x04
 #define VD_NATIVE_PERS	  0x08
+#define VD_NATIVE_AW	  0x10 /* the target's device takes RDMA ATOMIC WRITE */
 #define VD_PEER_CFG_GPSPM 0x01
 
 static inline void vd_put_le(uint8_t *p, uint64_t v, int n)
