@@ -880,11 +880,13 @@ static int server(void)
 	if (!gpspm)
 		CALL(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 #ifdef RPMA_BENCH_NG
-	if (gpspm) {
+	/* the persist function also says the region is persistent: native flush needs it */
+	if (gpspm || opt.flush == FLUSH_NATIVE) {
 		pick_write_back();
 		CALL(rpma_mr_set_persist_fn(region_mr, persist_range));
-		CALL(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD));
 	}
+	if (gpspm)
+		CALL(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD));
 #endif
 
 	/*

@@ -61,7 +61,13 @@ static uint8_t local_flush_methods(const rpma_mr_local *mr)
 		methods |= METHOD_GPSPM;
 	if (mr->native_flush & verbs::NATIVE_FLUSH_GLOBAL)
 		methods |= METHOD_NATIVE_VISIBILITY;
-	if (mr->native_flush & verbs::NATIVE_FLUSH_PERSISTENT)
+	/*
+	 * A device may grant persistent flush to memory that is not
+	 * persistent: the application says the region is, by giving the
+	 * function that persists it, as read-after-write needs it to declare
+	 * direct write to PMem and GPSPM needs that same function.
+	 */
+	if ((mr->native_flush & verbs::NATIVE_FLUSH_PERSISTENT) && mr->persist)
 		methods |= METHOD_NATIVE_PERSISTENT;
 	/* ATOMIC WRITE needs what a write needs of the region, and the device */
 	if ((mr->usage & RPMA_MR_USAGE_WRITE_DST) &&

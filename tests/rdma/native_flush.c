@@ -85,8 +85,11 @@ static void server(void)
 	const uint8_t native_d = native ? T_METHOD_NATIVE_VIS : 0;
 	t_log("this device flushes natively: %s; persistent memory: %s", native ? "yes" : "no",
 	      t_pmem_is_device() ? "yes" : "no");
-	T_EQ(t_mr_methods(mr_p), T_METHOD_RAW | native_p);
-	T_EQ(t_mr_methods(mr_d), T_METHOD_RAW | native_d);
+	/* persistence is offered once the application says how the region persists */
+	T_EQ(t_mr_methods(mr_p) & ~T_METHOD_NATIVE_AW, T_METHOD_RAW | (native_p & T_METHOD_NATIVE_VIS));
+	T_OK(rpma_mr_set_persist_fn(mr_p, persist));
+	T_EQ(t_mr_methods(mr_p) & ~T_METHOD_NATIVE_AW, T_METHOD_RAW | T_METHOD_GPSPM | native_p);
+	T_EQ(t_mr_methods(mr_d) & ~T_METHOD_NATIVE_AW, T_METHOD_RAW | native_d);
 
 	struct rpma_peer_cfg *pcfg = NULL;
 	T_OK(rpma_peer_cfg_new(&pcfg));

@@ -1508,8 +1508,9 @@ static void native_access_by_usage(void **state)
 		{ RPMA_MR_USAGE_WRITE_DST, 0, 0 },
 		{ RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_SEND, 0, 0 },
 		{ USAGE_VISIBILITY, FAKE_ACCESS_FLUSH_GLOBAL, METHOD_RAW | METHOD_NATIVE_VIS },
-		{ USAGE_PERSISTENT, FAKE_ACCESS_FLUSH_PERSISTENT, METHOD_RAW | METHOD_NATIVE_PERS },
-		{ USAGE_BOTH, FLUSH_ACCESS, METHOD_RAW | METHOD_NATIVE_VIS | METHOD_NATIVE_PERS },
+		/* persistence is offered once the application says how the region persists */
+		{ USAGE_PERSISTENT, FAKE_ACCESS_FLUSH_PERSISTENT, METHOD_RAW },
+		{ USAGE_BOTH, FLUSH_ACCESS, METHOD_RAW | METHOD_NATIVE_VIS },
 	};
 	for (size_t i = 0; i < UT_ARRAY_SIZE(cases); i++) {
 		const unsigned before = fake_verbs_reg_mrs();
@@ -1524,6 +1525,26 @@ static void native_access_by_usage(void **state)
 		assert_int_equal(methods_of(mr), cases[i].methods);
 		dereg(&mr);
 	}
+}
+
+/*
+ * The device grants the persistent placement, but only the application
+ * knows that the memory is persistent: native persistent flush is offered
+ * while the region has a persist function, as GPSPM is, and only then
+ */
+static void native_persistent_needs_the_statement(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = reg(buf, sizeof(buf), USAGE_BOTH);
+	assert_true(fake_verbs_reg_mr(fake_verbs_reg_mrs() - 1)->access &
+		    FAKE_ACCESS_FLUSH_PERSISTENT);
+	assert_int_equal(methods_of(mr), METHOD_RAW | METHOD_NATIVE_VIS);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
+	assert_int_equal(methods_of(mr),
+			 METHOD_RAW | METHOD_GPSPM | METHOD_NATIVE_VIS | METHOD_NATIVE_PERS);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, NULL), 0);
+	assert_int_equal(methods_of(mr), METHOD_RAW | METHOD_NATIVE_VIS);
+	dereg(&mr);
 }
 
 /*
@@ -1707,6 +1728,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(native_atomic_write_offered,
 						mr_setup_native_atomic_write, mr_teardown),
 		MR_TEST_NATIVE(native_access_by_usage),
+		MR_TEST_NATIVE(native_persistent_needs_the_statement),
 		MR_TEST_NATIVE(native_dram_drops_persistence),
 		MR_TEST_NATIVE(native_partly_pmem),
 		MR_TEST_NATIVE(native_every_form_refused),
