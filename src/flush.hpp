@@ -141,23 +141,24 @@ struct conn_flush {
 	/* Whether wr_id names an unsignaled flush. */
 	unsignaled_flush *unsignaled_of(uint64_t wr_id) const
 	{
-		const uintptr_t first = reinterpret_cast<uintptr_t>(unsignaled);
-		const uintptr_t offset = static_cast<uintptr_t>(wr_id) - first;
-		if (offset >= (static_cast<uintptr_t>(slots_mask) + 1) * sizeof(unsignaled_flush) ||
-		    offset % sizeof(unsignaled_flush) != 0)
-			return nullptr;
-		return reinterpret_cast<unsignaled_flush *>(static_cast<uintptr_t>(wr_id));
+		return element_named(unsignaled, wr_id);
 	}
 
 	/* Whether wr_id names one of the slots. */
 	flush_slot *slot_of(uint64_t wr_id) const
 	{
-		const uintptr_t first = reinterpret_cast<uintptr_t>(slots);
-		const uintptr_t offset = static_cast<uintptr_t>(wr_id) - first;
-		if (offset >= (static_cast<uintptr_t>(slots_mask) + 1) * sizeof(flush_slot) ||
-		    offset % sizeof(flush_slot) != 0)
+		return element_named(slots, wr_id);
+	}
+
+	/* The element of first[0 .. slots_mask] whose address wr_id is, or NULL. */
+	template <typename T> T *element_named(T *first, uint64_t wr_id) const
+	{
+		const uintptr_t offset =
+		    static_cast<uintptr_t>(wr_id) - reinterpret_cast<uintptr_t>(first);
+		if (offset >= (static_cast<uintptr_t>(slots_mask) + 1) * sizeof(T) ||
+		    offset % sizeof(T) != 0)
 			return nullptr;
-		return reinterpret_cast<flush_slot *>(static_cast<uintptr_t>(wr_id));
+		return reinterpret_cast<T *>(static_cast<uintptr_t>(wr_id));
 	}
 
 	/*
