@@ -173,6 +173,18 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 	return ret;
 }
 
+/*
+ * The completion of the work request that carried a read-after-write or
+ * native flush, as the application sees it: the flush's context, and the
+ * read that librpma 1.x carried every flush with.
+ */
+static void as_flush(const ibv_wc &w, const void *op_context, ibv_wc *out)
+{
+	*out = w;
+	out->wr_id = wr_id_of(op_context);
+	out->opcode = IBV_WC_RDMA_READ;
+}
+
 int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
 {
 	gpspm_engine *g = flush->gpspm;
@@ -215,9 +227,7 @@ int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
 					if (!slot->state.compare_exchange_strong(
 						state, 0, std::memory_order_acq_rel))
 						continue;
-					wc[kept] = w;
-					wc[kept].wr_id = wr_id_of(op_context);
-					wc[kept].opcode = IBV_WC_RDMA_READ;
+					as_flush(w, op_context, &wc[kept]);
 				}
 				*flushes |= 1ULL << kept++;
 			} else if (unsignaled_flush *u = flush->unsignaled_of(w.wr_id)) {
@@ -227,9 +237,7 @@ int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
 				 */
 				if (!u->pending.exchange(false, std::memory_order_acquire))
 					continue;
-				wc[kept] = w;
-				wc[kept].wr_id = wr_id_of(u->op_context);
-				wc[kept].opcode = IBV_WC_RDMA_READ;
+				as_flush(w, u->op_context, &wc[kept]);
 				*flushes |= 1ULL << kept++;
 			} else if (g != nullptr && g->owns(w.wr_id)) {
 				if (gpspm_handle(g, flush, w, &wc[kept]))
