@@ -342,23 +342,34 @@ boot() {
 	fi
 }
 
+# keep_guest_log NAME WHY: the guest's kernel log, kept as
+# boot-failures/DATE-NAME.log with WHY and the kernel on its first lines;
+# its path in $kept
+keep_guest_log() {
+	kept=$VM_DIR/boot-failures/$(date +%Y%m%d-%H%M%S)-$1.log
+	{
+		echo "# $2"
+		echo "# kernel $kpkg $kversion, accel $accel"
+		cat "$job/console.log" 2>/dev/null
+	} >"$kept"
+}
+
+# show_guest_log N: the last N lines of the guest's kernel log, if any
+show_guest_log() {
+	[ -s "$job/console.log" ] || return 0
+	echo "rpma-vm: last lines of the guest's kernel log:" >&2
+	tail -n "$1" "$job/console.log" | sed 's/^/  /' >&2
+}
+
 t0=$(now)
 boots=0
 while :; do
 	boots=$((boots + 1))
 	boot
 	[ -n "$boot_failure" ] || break
-	kept=$VM_DIR/boot-failures/$(date +%Y%m%d-%H%M%S)-$boots.log
-	{
-		echo "# $boot_failure"
-		echo "# kernel $kpkg $kversion, accel $accel, boot $boots of $max_boots"
-		cat "$job/console.log" 2>/dev/null
-	} >"$kept"
+	keep_guest_log "$boots" "$boot_failure (boot $boots of $max_boots)"
 	echo "rpma-vm: boot $boots of $max_boots failed: $boot_failure (kernel $kpkg $kversion; its log: $kept)" >&2
-	if [ -s "$job/console.log" ]; then
-		echo "rpma-vm: last lines of the guest's kernel log:" >&2
-		tail -n 15 "$job/console.log" | sed 's/^/  /' >&2
-	fi
+	show_guest_log 15
 	[ "$boots" -lt "$max_boots" ] || {
 		exec 5>&- 6>&-
 		echo "rpma-vm: error: the VM failed to boot $boots times in a row; the last: $boot_failure" >&2
@@ -371,11 +382,8 @@ exec 5>&- 6>&-
 if [ ! -r "$job/result" ]; then
 	echo "rpma-vm: error: the guest reported no result (qemu exit status $qrc$([ $qrc = 124 ] && echo ', timed out'))" >&2
 	[ -s "$job/qemu.log" ] && sed 's/^/rpma-vm: qemu: /' "$job/qemu.log" >&2
-	if [ -s "$job/console.log" ]; then
-		cp "$job/console.log" "$VM_DIR/boot-failures/$(date +%Y%m%d-%H%M%S)-no-result.log"
-		echo "rpma-vm: last lines of the guest's kernel log:" >&2
-		tail -n 30 "$job/console.log" | sed 's/^/  /' >&2
-	fi
+	[ ! -s "$job/console.log" ] || keep_guest_log no-result "the guest reported no result"
+	show_guest_log 30
 	[ $qrc = 124 ] && exit 124
 	exit 125
 fi
