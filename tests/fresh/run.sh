@@ -19,7 +19,8 @@
 #      whatever they leave running ends with them);
 #   5. prints each command's exit status, time and last lines; the whole
 #      outputs stay in the root's ~newcomer/*.log until it is removed.
-# The roots are removed at the end unless --keep is given.
+# The roots are removed at the end unless --keep is given; the root of an
+# order in which a command failed is kept, for its logs.
 #
 # It takes long (about an hour for both orders on 2 cores: two first
 # ./test.sh runs) and is not part of ./test.sh. Needs root on this host
@@ -123,6 +124,7 @@ for o in "${orders[@]}"; do
 	demo-first) cmds=(./demo.sh ./test.sh) ;;
 	tests-first) cmds=(./test.sh ./demo.sh) ;;
 	esac
+	order_failed=0
 	for c in "${cmds[@]}"; do
 		log=$root/home/newcomer/${c#./}.log
 		say "[$o] newcomer\$ cd ~/rpma-ng && $c   (output: $log)"
@@ -134,9 +136,10 @@ for o in "${orders[@]}"; do
 		say "$line"
 		tail -n 12 "$log" | sed 's/^/    | /'
 		report+=("$line" "    last line: $(tail -n 1 "$log")")
-		[ "$rc" = 0 ] || failed=1
+		[ "$rc" = 0 ] || failed=1 order_failed=1
 	done
-	if [ "$keep" = 0 ]; then
+	# a failed order's root stays, with its logs and build directories
+	if [ "$keep" = 0 ] && [ "$order_failed" = 0 ]; then
 		rm -rf --one-file-system "$root"
 	fi
 done
@@ -144,7 +147,7 @@ done
 echo
 say "summary (commit ${commit:0:12}, $(nproc) cores):"
 printf '  %s\n' "${report[@]}"
-if [ "$keep" = 0 ]; then
+if [ "$keep" = 0 ] && [ "$failed" = 0 ]; then
 	rm -rf --one-file-system "$work"
 else
 	say "kept: $work"
