@@ -889,6 +889,15 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 		return ret;
 
 	/*
+	 * A GPSPM flush is done when its answer comes, not when its send
+	 * does: behind one still unanswered, the target's CPU makes the write,
+	 * once it has persisted what came before.
+	 */
+	gpspm_engine *g = conn->flush->gpspm;
+	if (g != nullptr && gpspm_atomic_write_waits(g))
+		return gpspm_atomic_write(conn, dst, dst_offset, src, send_flags, op_context);
+
+	/*
 	 * The fence keeps the write behind the reads (flushes) posted before
 	 * it, so that e.g. a commit flag lands only after the data it covers
 	 * was flushed.

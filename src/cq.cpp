@@ -157,18 +157,20 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 	*flushes = 0;
 	if (flush == nullptr)
 		return poll(n, wc); /* receives only: nothing of the library's */
+	completion_out out{ wc, flushes, n, 0 };
 	gpspm_engine *g = flush->gpspm;
 	if (g == nullptr)
-		return take_translated(n, wc, flushes);
+		return take_translated(&out);
 
 	/*
 	 * GPSPM: a request polled by one thread and served by it while
 	 * another polls and serves a later one could be answered second, and
-	 * its initiator would take the later answer for both: one poller at
-	 * a time.
+	 * its initiator would take the later answer for both; and the
+	 * completions held for their turn are handed out in order: one
+	 * poller at a time.
 	 */
 	gpspm_take_begin(g);
-	const int ret = take_translated(n, wc, flushes);
+	const int ret = take_ordered(&out);
 	gpspm_take_end(g);
 	return ret;
 }
@@ -185,86 +187,116 @@ static void as_flush(const ibv_wc &w, const void *op_context, ibv_wc *out)
 	out->opcode = IBV_WC_RDMA_READ;
 }
 
-int rpma_cq::take_translated(int n, ibv_wc *wc, uint64_t *flushes)
-{
-	gpspm_engine *g = flush->gpspm;
-	int out = g ? gpspm_take_pending(g, wc, n) : 0;
-	*flushes = out ? (~0ULL >> (64 - out)) : 0;
-	while (out < n) {
-		const int want = n - out;
-		int got = poll(want, wc + out);
-		if (got < 0)
-			return out ? out : got;
+/* What a polled completion is for the application, GPSPM's own work aside. */
+enum class translated {
+	none,	   /* nothing: the library's own */
+	operation, /* an operation of the application, as polled */
+	flush,	   /* a read-after-write or native flush */
+};
 
-		/* compacted in place: kept never passes the entry being read */
-		int kept = out;
-		for (int i = out; i < out + got; i++) {
-			const ibv_wc w = wc[i];
-			flush_slot *slot = flush->slot_of(w.wr_id);
-			if (slot != nullptr) {
-				uint8_t state = slot->state.load(std::memory_order_acquire);
-				if (!(state & FLUSH_SLOT_IN_USE)) {
-					/*
-					 * A second completion of a flush's read (siw
-					 * flushes a read that is both on its send queue
-					 * and on its outbound read queue from both), or
-					 * a late one of a flush the library completed
-					 * when the connection went down.
-					 */
-					continue;
-				}
-				if (state & FLUSH_SLOT_GPSPM) {
-					if (!gpspm_request_sent(g, flush, slot, w, &wc[kept]))
-						continue;
-				} else {
-					/*
-					 * A read-after-write flush (IBV_WC_RDMA_READ) or
-					 * a native one (IBV_WC_FLUSH): either shows as
-					 * the read librpma 1.x carried every flush with.
-					 */
-					const void *op_context = slot->op_context;
-					/* a connection gone down: its sweep may be first */
-					if (!slot->state.compare_exchange_strong(
-						state, 0, std::memory_order_acq_rel))
-						continue;
-					as_flush(w, op_context, &wc[kept]);
-				}
-				*flushes |= 1ULL << kept++;
-			} else if (unsignaled_flush *u = flush->unsignaled_of(w.wr_id)) {
-				/*
-				 * An unsignaled flush failed (or a second completion
-				 * of its read, siw's, which is dropped)
-				 */
-				if (!u->pending.exchange(false, std::memory_order_acquire))
-					continue;
-				as_flush(w, u->op_context, &wc[kept]);
-				*flushes |= 1ULL << kept++;
-			} else if (g != nullptr && g->owns(w.wr_id)) {
-				if (gpspm_handle(g, flush, w, &wc[kept]))
-					*flushes |= 1ULL << kept++;
-			} else {
-				wc[kept++] = w;
-			}
+static translated translate(conn_flush *flush, const ibv_wc &w, ibv_wc *c)
+{
+	flush_slot *slot = flush->slot_of(w.wr_id);
+	if (slot != nullptr) {
+		uint8_t state = slot->state.load(std::memory_order_acquire);
+		/*
+		 * Not in use: a second completion of a flush's read (siw flushes
+		 * a read that is both on its send queue and on its outbound read
+		 * queue from both), or a late one of a flush the library
+		 * completed when the connection went down.
+		 */
+		if (!(state & FLUSH_SLOT_IN_USE))
+			return translated::none;
+		/*
+		 * A read-after-write flush (IBV_WC_RDMA_READ) or a native one
+		 * (IBV_WC_FLUSH): either shows as the read librpma 1.x carried
+		 * every flush with.
+		 */
+		const void *op_context = slot->op_context;
+		/* a connection gone down: its sweep may be first */
+		if (!slot->state.compare_exchange_strong(state, 0, std::memory_order_acq_rel))
+			return translated::none;
+		as_flush(w, op_context, c);
+		return translated::flush;
+	}
+	if (unsignaled_flush *u = flush->unsignaled_of(w.wr_id)) {
+		/* an unsignaled flush failed (or a second completion of its read, siw's: dropped)
+		 */
+		if (!u->pending.exchange(false, std::memory_order_acquire))
+			return translated::none;
+		as_flush(w, u->op_context, c);
+		return translated::flush;
+	}
+	*c = w;
+	return translated::operation;
+}
+
+int rpma_cq::take_translated(completion_out *out)
+{
+	while (!out->full()) {
+		const int want = out->n - out->count;
+		ibv_wc *polled = out->wc + out->count;
+		int got = poll(want, polled);
+		if (got < 0)
+			return out->count ? out->count : got;
+
+		/* compacted in place: what is stored never passes the entry being read */
+		for (int i = 0; i < got; i++) {
+			const ibv_wc w = polled[i];
+			ibv_wc c;
+			const translated t = translate(flush, w, &c);
+			if (t != translated::none)
+				out->put(c, t == translated::flush);
 		}
-		out = kept;
 		if (got < want)
 			break; /* the CQ is empty */
 	}
-	/* what the failure of the connection made up on the way */
-	if (g && out < n) {
-		const int more = gpspm_take_pending(g, wc + out, n - out);
-		if (more)
-			*flushes |= (~0ULL >> (64 - more)) << out;
-		out += more;
+	/* the connection is down and drained: what is still in flight never completes */
+	if (!out->full() && flush->sweep_orphans.load(std::memory_order_relaxed))
+		flush->sweep(out, conn ? conn->id->qp->qp_num : 0);
+	return out->count;
+}
+
+int rpma_cq::take_ordered(completion_out *out)
+{
+	gpspm_engine *g = flush->gpspm;
+	const bool drained = flush->sweep_orphans.load(std::memory_order_relaxed);
+	gpspm_release(g, drained, out);
+	while (!out->full()) {
+		/*
+		 * Through a buffer of its own: an answer can release held
+		 * completions into out faster than entries are read.
+		 */
+		ibv_wc polled[16];
+		const int room = out->n - out->count;
+		const int want = room < 16 ? room : 16;
+		int got = poll(want, polled);
+		if (got < 0)
+			return out->count ? out->count : got;
+
+		for (int i = 0; i < got; i++) {
+			const ibv_wc &w = polled[i];
+			flush_slot *slot = flush->slot_of(w.wr_id);
+			const uint8_t gpspm_request = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
+			if (slot != nullptr && (slot->state.load(std::memory_order_acquire) &
+						gpspm_request) == gpspm_request) {
+				gpspm_request_sent(g, flush, slot, w, out);
+			} else if (g->owns(w.wr_id)) {
+				gpspm_handle(g, flush, w, out);
+			} else {
+				ibv_wc c;
+				const translated t = translate(flush, w, &c);
+				if (t != translated::none)
+					gpspm_deliver(g, c, t == translated::flush, out);
+			}
+		}
+		if (got < want)
+			break; /* the CQ is empty */
 	}
 	/* the connection is down and drained: what is still in flight never completes */
-	if (out < n && flush->sweep_orphans.load(std::memory_order_relaxed)) {
-		const int more = flush->sweep(wc + out, n - out, conn ? conn->id->qp->qp_num : 0);
-		if (more)
-			*flushes |= (~0ULL >> (64 - more)) << out;
-		out += more;
-	}
-	return out;
+	if (!out->full() && drained && !gpspm_holds(g))
+		flush->sweep(out, conn ? conn->id->qp->qp_num : 0);
+	return out->count;
 }
 
 int rpma_cq::ack_event_of(ibv_cq *ev_cq)

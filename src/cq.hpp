@@ -19,6 +19,32 @@ struct conn_flush;
 }
 struct rpma_conn;
 
+namespace rpma
+{
+/*
+ * Where one take() puts the completions it hands to the application, and
+ * which of them are flushes.
+ */
+struct completion_out {
+	ibv_wc *wc;
+	uint64_t *flushes; /* bit i set: wc[i] is a flush */
+	int n;		   /* room in wc, at most 64 */
+	int count;	   /* stored so far */
+
+	bool full() const
+	{
+		return count == n;
+	}
+	void put(const ibv_wc &c, bool is_flush)
+	{
+		wc[count] = c;
+		if (is_flush)
+			*flushes |= 1ULL << count;
+		count++;
+	}
+};
+} /* namespace rpma */
+
 struct rpma_cq {
 	ibv_cq *cq;
 	ibv_comp_channel *channel;
@@ -46,8 +72,10 @@ struct rpma_cq {
 	 * completions stored (0: the CQ is empty) or RPMA_E_PROVIDER.
 	 */
 	int take(int n, ibv_wc *wc, uint64_t *flushes);
-	/* take() for a CQ with flushes, its GPSPM poller's lock held if any */
-	int take_translated(int n, ibv_wc *wc, uint64_t *flushes);
+	/* take() for the main CQ of a connection without GPSPM */
+	int take_translated(rpma::completion_out *out);
+	/* take() for the main CQ of a GPSPM connection, its poller's lock held */
+	int take_ordered(rpma::completion_out *out);
 
 	/* Acknowledges one completion event and re-arms the CQ. */
 	int ack_and_rearm();

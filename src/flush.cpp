@@ -112,10 +112,9 @@ flush_slot *conn_flush::claim(const void *op_context, bool signaled, uint8_t kin
 	return nullptr;
 }
 
-int conn_flush::sweep(ibv_wc *wc, int n, uint32_t qp_num)
+void conn_flush::sweep(completion_out *out, uint32_t qp_num)
 {
-	int out = 0;
-	for (uint32_t i = 0; i <= slots_mask && out < n; i++) {
+	for (uint32_t i = 0; i <= slots_mask && !out->full(); i++) {
 		flush_slot *slot = &slots[i];
 		uint8_t state = slot->state.load(std::memory_order_acquire);
 		if (!(state & FLUSH_SLOT_IN_USE))
@@ -128,11 +127,13 @@ int conn_flush::sweep(ibv_wc *wc, int n, uint32_t qp_num)
 			continue;
 		if ((state & FLUSH_SLOT_GPSPM) && !(state & FLUSH_SLOT_COMPLETED) && gpspm)
 			gpspm->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		if (report)
-			library_flush_completion(op_context, IBV_WC_WR_FLUSH_ERR, qp_num,
-						 &wc[out++]);
+		if (report) {
+			ibv_wc wc;
+			const bool is_flush = library_slot_completion(
+			    op_context, state & FLUSH_SLOT_WRITE, IBV_WC_WR_FLUSH_ERR, qp_num, &wc);
+			out->put(wc, is_flush);
+		}
 	}
-	return out;
 }
 
 bool conn_flush::any_in_flight() const

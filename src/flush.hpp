@@ -15,6 +15,7 @@
 
 #include <librpma.h>
 
+#include "cq.hpp"
 #include "verbs/verbs.hpp"
 
 struct rpma_conn;
@@ -54,6 +55,8 @@ struct flush_slot {
 	const void *op_context;
 	uint32_t seq; /* GPSPM: the request's sequence number */
 	bool signaled;
+	/* GPSPM: the place of its request among those sent (gpspm_engine::requests_sent) */
+	uint64_t sent_index;
 	/* FLUSH_SLOT_* bits; 0 when free */
 	std::atomic<uint8_t> state{ 0 };
 };
@@ -70,6 +73,8 @@ enum flush_slot_state : uint8_t {
 	 * to another flush.
 	 */
 	FLUSH_SLOT_SWEPT = 1 << 4,
+	/* GPSPM: an atomic write, not a flush (its completion is a write's) */
+	FLUSH_SLOT_WRITE = 1 << 5,
 };
 
 /*
@@ -162,11 +167,11 @@ struct conn_flush {
 	}
 
 	/*
-	 * Completes up to n signaled flushes still in flight with
-	 * IBV_WC_WR_FLUSH_ERR into wc and retires their slots (and the slots
-	 * of unsignaled ones: FLUSH_SLOT_SWEPT); the number stored.
+	 * Completes signaled flushes still in flight with IBV_WC_WR_FLUSH_ERR
+	 * into out, as many as fit, and retires their slots (and the slots of
+	 * unsignaled ones: FLUSH_SLOT_SWEPT).
 	 */
-	int sweep(ibv_wc *wc, int n, uint32_t qp_num);
+	void sweep(completion_out *out, uint32_t qp_num);
 
 	/* Whether a signaled flush is in flight (a scan: for a connection that is down). */
 	bool any_in_flight() const;
@@ -189,6 +194,19 @@ inline void library_flush_completion(const void *op_context, ibv_wc_status statu
 	out->status = status;
 	out->opcode = IBV_WC_RDMA_READ;
 	out->qp_num = qp_num;
+}
+
+/*
+ * The completion of what a slot carried (a flush, or a GPSPM atomic write
+ * when write), made by the library, into out; whether it is a flush.
+ */
+inline bool library_slot_completion(const void *op_context, bool write, ibv_wc_status status,
+				    uint32_t qp_num, ibv_wc *out)
+{
+	library_flush_completion(op_context, status, qp_num, out);
+	if (write)
+		out->opcode = IBV_WC_RDMA_WRITE;
+	return !write;
 }
 
 /*

@@ -130,16 +130,6 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 		answer_lost(g);
 }
 
-/*
- * The completion the application sees for a flush: made up, so it names
- * the connection's queue pair itself, as every completion does.
- */
-void flush_completion(const gpspm_engine *g, const void *op_context, ibv_wc_status status,
-		      ibv_wc *out)
-{
-	library_flush_completion(op_context, status, g->qp->qp_num, out);
-}
-
 ibv_wc_status status_of_answer(uint8_t status)
 {
 	switch (status) {
@@ -147,91 +137,151 @@ ibv_wc_status status_of_answer(uint8_t status)
 		return IBV_WC_SUCCESS;
 	case GPSPM_NO_REGION:
 	case GPSPM_OUT_OF_RANGE:
+	case GPSPM_NOT_WRITABLE:
 		return IBV_WC_REM_ACCESS_ERR;
+	case GPSPM_FENCED:
+		return IBV_WC_REM_OP_ERR;
 	default:
 		return IBV_WC_REM_INV_REQ_ERR;
 	}
 }
 
-/* A request from the peer, decoded. */
+/* A flush request from the peer, decoded. */
 void serve(gpspm_engine *g, const gpspm_message &m)
 {
-	answer(g, m.slot, m.seq, g->peer->gpspm_persist(m.rkey, m.raddr, m.len));
+	const uint8_t status = g->peer->gpspm_persist(m.rkey, m.raddr, m.len);
+	/* what the peer commits from now on would cover a range that is not durable */
+	if (status != GPSPM_OK)
+		g->serving_fenced = true;
+	answer(g, m.slot, m.seq, status);
 }
 
-void push_pending(gpspm_engine *g, const ibv_wc &wc)
+/* An atomic write request from the peer, decoded: after every request before it. */
+void serve_atomic_write(gpspm_engine *g, const gpspm_message &m)
 {
-	while (g->pending_lock.test_and_set(std::memory_order_acquire))
-		;
-	const uint32_t n = g->pending_count.load(std::memory_order_relaxed);
-	if (n < g->pending_capacity) {
-		g->pending[n] = wc;
-		g->pending_count.store(n + 1, std::memory_order_release);
-	} else {
-		/* cannot happen: one entry per flush slot */
-		RPMA_LOG_FATAL("no room for a made-up GPSPM completion: it is lost");
+	uint8_t status = GPSPM_FENCED;
+	if (g->serving_fenced)
+		RPMA_LOG_ERROR("GPSPM atomic write after a refused flush: refused");
+	else
+		status = g->peer->gpspm_atomic_write(m.rkey, m.raddr, m.value);
+	answer(g, m.slot, m.seq, status);
+}
+
+/* Whether a completion with key may go to the application now. */
+bool turn_has_come(const gpspm_engine *g, uint64_t key)
+{
+	/* odd: a request's own, whose answer (or failure) is in */
+	return (key & 1) || key <= 2 * g->answers_in || g->broken.load(std::memory_order_relaxed);
+}
+
+/* Keeps c until its turn comes, among the others in key order. */
+void hold(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key)
+{
+	if (g->held_count == g->held_capacity) {
+		/* cannot happen: more than every slot and every CQ entry */
+		RPMA_LOG_FATAL("no room to hold a completion for its turn: it is lost");
+		return;
 	}
-	g->pending_lock.clear(std::memory_order_release);
+	uint32_t at = g->held_count;
+	while (at > 0 && g->held[at - 1].key > key)
+		at--;
+	memmove(&g->held[at + 1], &g->held[at], (g->held_count - at) * sizeof(g->held[0]));
+	g->held[at].wc = c;
+	g->held[at].key = key;
+	g->held[at].is_flush = is_flush;
+	g->held_count++;
+}
+
+/* c, whose place in post order key says, to the application now or later. */
+void emit(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key, completion_out *out)
+{
+	if (g->held_count == 0 && !out->full() && turn_has_come(g, key)) {
+		out->put(c, is_flush);
+		return;
+	}
+	hold(g, c, is_flush, key);
+}
+
+/* the key of a request's own completion: after what was posted before it */
+uint64_t request_key(uint64_t sent_index)
+{
+	return 2 * sent_index + 1;
 }
 
 /*
- * The queue pair failed: every flush whose request went out and whose
- * answer has not come gets an error completion now, since no answer can
- * come any more. A flush whose request has not completed yet gets its
- * error from that completion.
+ * The queue pair failed: every request that went out and whose answer has
+ * not come gets an error completion now, since no answer can come any
+ * more. A request whose send has not completed yet gets its error from
+ * that completion.
  */
-void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status)
+void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status, completion_out *out)
 {
 	g->broken.store(true, std::memory_order_release);
 	const uint8_t waiting = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM | FLUSH_SLOT_SENT;
 	for (uint32_t i = 0; i <= flush->slots_mask; i++) {
 		flush_slot *slot = &flush->slots[i];
-		if ((slot->state.load(std::memory_order_acquire) &
-		     (waiting | FLUSH_SLOT_COMPLETED)) != waiting)
+		const uint8_t state = slot->state.load(std::memory_order_acquire);
+		if ((state & (waiting | FLUSH_SLOT_COMPLETED)) != waiting)
 			continue;
 		const void *op_context = slot->op_context;
+		const uint64_t key = request_key(slot->sent_index);
 		const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_COMPLETED);
 		if (prev & FLUSH_SLOT_COMPLETED)
 			continue;
 		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
 		ibv_wc wc;
-		flush_completion(g, op_context, status, &wc);
-		push_pending(g, wc);
+		const bool is_flush = library_slot_completion(op_context, state & FLUSH_SLOT_WRITE,
+							      status, g->qp->qp_num, &wc);
 		flush->release(slot);
+		emit(g, wc, is_flush, key, out);
 	}
 }
 
-/* An answer to one of this side's flushes, decoded. */
-bool on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, ibv_wc *out)
+/* An answer to one of this side's requests, decoded. */
+void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, completion_out *out)
 {
+	/* answers come in the order their requests were posted: this one's place */
+	const uint64_t place = g->answers_in++;
 	const uint32_t index = m.slot;
 	const uint32_t seq = m.seq;
 	const uint8_t status = m.status;
 	const uint8_t asked = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
 	flush_slot *slot = index <= flush->slots_mask ? &flush->slots[index] : nullptr;
-	if (slot == nullptr || (slot->state.load(std::memory_order_acquire) & asked) != asked ||
-	    slot->seq != seq) {
-		RPMA_LOG_ERROR("GPSPM answer to no flush in flight (slot %u, seq %u): ignored",
+	const uint8_t state = slot ? slot->state.load(std::memory_order_acquire) : 0;
+	if ((state & asked) != asked || slot->seq != seq) {
+		RPMA_LOG_ERROR("GPSPM answer to no request in flight (slot %u, seq %u): ignored",
 			       index, seq);
-		return false;
+		return;
 	}
 
 	const void *op_context = slot->op_context;
 	const bool signaled = slot->signaled;
+	const bool write = state & FLUSH_SLOT_WRITE;
+	/* its send's completion not taken yet: its place is the answer's */
+	const uint64_t key = request_key((state & FLUSH_SLOT_SENT) ? slot->sent_index : place);
+	if (status != GPSPM_OK && !write) {
+		RPMA_LOG_ERROR("the target refused a GPSPM flush (status %u): no atomic write on "
+			       "this connection can land behind it any more",
+			       status);
+		/* before in_flight drops: rpma_atomic_write reads the two in that order */
+		g->fenced.store(true, std::memory_order_release);
+	} else if (status != GPSPM_OK) {
+		RPMA_LOG_ERROR("the target refused a GPSPM atomic write (status %u)", status);
+	}
 	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_COMPLETED);
 	if (prev & FLUSH_SLOT_COMPLETED)
-		return false; /* its error completion went out already */
+		return; /* its error completion went out already */
 	g->in_flight.fetch_sub(1, std::memory_order_release);
 	/* the slot goes when its request's send has completed too */
 	if (prev & FLUSH_SLOT_SENT)
 		flush->release(slot);
 
-	if (status != GPSPM_OK)
-		RPMA_LOG_ERROR("the target refused a GPSPM flush (status %u)", status);
 	if (!signaled && status == GPSPM_OK)
-		return false;
-	flush_completion(g, op_context, status_of_answer(status), out);
-	return true;
+		return;
+	ibv_wc wc;
+	const bool is_flush = library_slot_completion(op_context, write, status_of_answer(status),
+						      g->qp->qp_num, &wc);
+	emit(g, wc, is_flush, key, out);
 }
 
 void *serving_thread(void *arg);
@@ -255,6 +305,13 @@ gpspm_kind gpspm_decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
 		m->raddr = wire::get_le64(msg + 16);
 		m->len = wire::get_le64(msg + 24);
 		return GPSPM_KIND_REQUEST;
+	case GPSPM_ATOMIC_WRITE:
+		if (len < GPSPM_REQUEST_SIZE)
+			return GPSPM_KIND_SHORT_REQUEST;
+		m->rkey = wire::get_le32(msg + 12);
+		m->raddr = wire::get_le64(msg + 16);
+		memcpy(m->value, msg + 24, sizeof(m->value));
+		return GPSPM_KIND_ATOMIC_WRITE;
 	case GPSPM_ANSWER:
 		if (len < GPSPM_ANSWER_SIZE)
 			return GPSPM_KIND_SHORT_ANSWER;
@@ -295,19 +352,19 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg)
 	return 0;
 }
 
-int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_flushes,
+int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_held,
 	      gpspm_engine **gpspm_ptr)
 {
 	const size_t size = static_cast<size_t>(depth + 1) * GPSPM_SLOT_SIZE;
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 	auto *g = new (std::nothrow) gpspm_engine;
-	auto *pending = new (std::nothrow) ibv_wc[max_flushes];
+	auto *held = new (std::nothrow) gpspm_engine::held_completion[max_held];
 	void *buffers = nullptr;
 	/* pages of their own: nothing else shares a page the NIC writes */
-	if (g == nullptr || pending == nullptr ||
+	if (g == nullptr || held == nullptr ||
 	    posix_memalign(&buffers, page, (size + page - 1) / page * page)) {
 		delete g;
-		delete[] pending;
+		delete[] held;
 		return RPMA_E_NOMEM;
 	}
 	memset(buffers, 0, size);
@@ -317,7 +374,7 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 		int ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
 		free(buffers);
 		delete g;
-		delete[] pending;
+		delete[] held;
 		return ret;
 	}
 	g->peer = peer;
@@ -326,8 +383,12 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 	g->mode = mode;
 	g->depth = depth;
 	g->buffers = static_cast<uint8_t *>(buffers);
-	g->pending = pending;
-	g->pending_capacity = max_flushes;
+	g->serving_fenced = false;
+	g->requests_sent = 0;
+	g->answers_in = 0;
+	g->held = held;
+	g->held_count = 0;
+	g->held_capacity = max_held;
 	g->stop_fd = -1;
 	g->thread_running = false;
 	pthread_mutex_init(&g->take_lock, nullptr);
@@ -397,14 +458,14 @@ int gpspm_delete(gpspm_engine **gpspm_ptr)
 	if (verbs::dereg_mr(g->buffers_mr))
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
 	free(g->buffers);
-	delete[] g->pending;
+	delete[] g->held;
 	pthread_mutex_destroy(&g->take_lock);
 	delete g;
 	*gpspm_ptr = nullptr;
 	return ret;
 }
 
-bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *out)
+void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completion_out *out)
 {
 	if (wc.wr_id == answer_wr_id(g)) {
 		/* flushed: the queue pair is down already, by a disconnect or a failure seen */
@@ -413,15 +474,16 @@ bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *
 				       verbs::wc_status_str(wc.status));
 			answer_lost(g);
 		}
-		return false;
+		return;
 	}
 
 	/* a receive buffer: it held a message, or the queue pair failed */
 	if (wc.status != IBV_WC_SUCCESS) {
 		if (!g->broken.load(std::memory_order_relaxed) && wc.status != IBV_WC_WR_FLUSH_ERR)
 			RPMA_LOG_ERROR("GPSPM receive failed: %s", verbs::wc_status_str(wc.status));
-		fail_in_flight(g, flush, wc.status);
-		return false;
+		fail_in_flight(g, flush, wc.status, out);
+		gpspm_release(g, false, out);
+		return;
 	}
 
 	/* copy the message out, so that the buffer goes back at once */
@@ -437,67 +499,90 @@ bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *
 	if (!is_message || kind == GPSPM_KIND_FOREIGN) {
 		RPMA_LOG_ERROR("not a GPSPM message (%u bytes, opcode %d): ignored", wc.byte_len,
 			       wc.opcode);
-		return false;
+		return;
 	}
 	switch (kind) {
 	case GPSPM_KIND_REQUEST:
 		serve(g, m);
-		return false;
+		return;
+	case GPSPM_KIND_ATOMIC_WRITE:
+		serve_atomic_write(g, m);
+		return;
 	case GPSPM_KIND_ANSWER:
-		return on_answer(g, flush, m, out);
+		on_answer(g, flush, m, out);
+		/* the completions held behind the answered request */
+		gpspm_release(g, false, out);
+		return;
 	case GPSPM_KIND_SHORT_REQUEST:
 		RPMA_LOG_ERROR("GPSPM request of %u bytes, need %u: refused", len,
 			       GPSPM_REQUEST_SIZE);
 		answer(g, m.slot, m.seq, GPSPM_MALFORMED);
-		return false;
+		return;
 	case GPSPM_KIND_SHORT_ANSWER:
 		RPMA_LOG_ERROR("GPSPM answer of %u bytes, need %u: ignored", len,
 			       GPSPM_ANSWER_SIZE);
-		return false;
+		/* still the answer to the next request: it keeps the count */
+		g->answers_in++;
+		gpspm_release(g, false, out);
+		return;
 	default:
 		RPMA_LOG_ERROR("GPSPM message of unknown type %u", m.type);
 		answer(g, m.slot, m.seq, GPSPM_MALFORMED);
-		return false;
+		return;
 	}
 }
 
-bool gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
-			ibv_wc *out)
+void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
+			completion_out *out)
 {
 	const void *op_context = slot->op_context;
+	uint64_t key = request_key(g->requests_sent);
 	if (wc.status == IBV_WC_SUCCESS) {
+		slot->sent_index = g->requests_sent++;
 		const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT);
 		if (prev & FLUSH_SLOT_COMPLETED) {
 			flush->release(slot);
-			return false;
+			return;
 		}
 		if (!g->broken.load(std::memory_order_acquire))
-			return false; /* the answer completes it */
+			return; /* the answer completes it */
 		/* the connection failed before this send was seen: no answer will come */
 	}
 	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT | FLUSH_SLOT_COMPLETED);
 	flush->release(slot);
 	if (prev & FLUSH_SLOT_COMPLETED)
-		return false;
+		return;
 	g->in_flight.fetch_sub(1, std::memory_order_release);
-	flush_completion(g, op_context,
-			 wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status, out);
-	return true;
+	ibv_wc c;
+	const bool is_flush = library_slot_completion(
+	    op_context, prev & FLUSH_SLOT_WRITE,
+	    wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status, g->qp->qp_num, &c);
+	emit(g, c, is_flush, key, out);
 }
 
-int gpspm_take_pending(gpspm_engine *g, ibv_wc *wc, int n)
+void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_out *out)
 {
-	if (g->pending_count.load(std::memory_order_acquire) == 0)
-		return 0;
-	while (g->pending_lock.test_and_set(std::memory_order_acquire))
-		;
-	const uint32_t count = g->pending_count.load(std::memory_order_relaxed);
-	const uint32_t taken = count < static_cast<uint32_t>(n) ? count : static_cast<uint32_t>(n);
-	memcpy(wc, g->pending, taken * sizeof(*wc));
-	memmove(g->pending, g->pending + taken, (count - taken) * sizeof(*wc));
-	g->pending_count.store(count - taken, std::memory_order_release);
-	g->pending_lock.clear(std::memory_order_release);
-	return static_cast<int>(taken);
+	/* after every request whose send completed before it */
+	emit(g, c, is_flush, 2 * g->requests_sent, out);
+}
+
+void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out)
+{
+	uint32_t taken = 0;
+	while (taken < g->held_count && !out->full() &&
+	       (ready_all || turn_has_come(g, g->held[taken].key))) {
+		out->put(g->held[taken].wc, g->held[taken].is_flush);
+		taken++;
+	}
+	if (taken == 0)
+		return;
+	g->held_count -= taken;
+	memmove(&g->held[0], &g->held[taken], g->held_count * sizeof(g->held[0]));
+}
+
+bool gpspm_holds(const gpspm_engine *g)
+{
+	return g->held_count != 0;
 }
 
 int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
@@ -532,6 +617,55 @@ int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offse
 	wire::put_le64(msg + 24, len);
 	prepare_message(msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(slot), &p->wr, &p->sge);
 	return 0;
+}
+
+int gpspm_atomic_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, const char src[8],
+		       unsigned send_flags, const void *op_context)
+{
+	conn_flush *flush = conn->flush;
+	gpspm_engine *g = flush->gpspm;
+	if (g->fenced.load(std::memory_order_acquire)) {
+		RPMA_LOG_ERROR("the target refused a GPSPM flush of this connection: an atomic "
+			       "write would commit what never became durable, refused");
+		return RPMA_E_NOSUPP;
+	}
+	if (!(remote_flush_methods(dst) & METHOD_GPSPM)) {
+		RPMA_LOG_WARNING("an atomic write must land after the GPSPM flushes before it, "
+				 "whose answers have not come, and its region offers no GPSPM to "
+				 "carry it behind them: take their completions and post it again");
+		return RPMA_E_AGAIN;
+	}
+
+	prepared_wr p;
+	const uint32_t limit = g->max_in_flight.load(std::memory_order_relaxed);
+	if (g->in_flight.fetch_add(1, std::memory_order_acquire) >= limit) {
+		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+		return RPMA_E_AGAIN;
+	}
+	p.slot = flush->claim(op_context, send_flags & IBV_SEND_SIGNALED,
+			      FLUSH_SLOT_GPSPM | FLUSH_SLOT_WRITE);
+	if (p.slot == nullptr) {
+		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+		RPMA_LOG_ERROR("more signaled flushes and atomic writes in flight than the "
+			       "connection's send queue and CQ can hold");
+		return RPMA_E_NOMEM;
+	}
+	const uint32_t seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
+	p.slot->seq = seq;
+
+	uint8_t *msg = p.msg;
+	put_header(msg, GPSPM_ATOMIC_WRITE, static_cast<uint32_t>(p.slot - flush->slots), seq);
+	wire::put_le32(msg + 12, dst->rkey);
+	wire::put_le64(msg + 16, dst->raddr + offset);
+	memcpy(msg + 24, src, 8);
+	prepare_message(msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(p.slot), &p.wr, &p.sge);
+	ibv_send_wr *bad_wr;
+	int ret = verbs::post_send(g->qp, &p.wr, &bad_wr);
+	if (ret) {
+		ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
+		flush_unprepare(conn, &p);
+	}
+	return ret;
 }
 
 namespace

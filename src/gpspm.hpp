@@ -29,6 +29,7 @@
 
 #include <librpma.h>
 
+#include "cq.hpp"
 #include "flush.hpp"
 
 struct rpma_conn;
@@ -49,6 +50,13 @@ enum gpspm_status : uint8_t {
 	GPSPM_MALFORMED = 1,	/* not a request this library understands */
 	GPSPM_NO_REGION = 2,	/* no region with that rkey offers GPSPM */
 	GPSPM_OUT_OF_RANGE = 3, /* the range is not inside the region */
+	GPSPM_NOT_WRITABLE = 4, /* an atomic write to a region not open to remote writes */
+	GPSPM_MISALIGNED = 5,	/* an atomic write to an address not 8-byte aligned */
+	/*
+	 * An atomic write after a flush this connection's target refused: it
+	 * would commit what never became durable
+	 */
+	GPSPM_FENCED = 6,
 };
 
 /* the wire format (doc/wire-format.md) */
@@ -56,6 +64,12 @@ constexpr uint16_t GPSPM_MAGIC = 0x5047; /* "GP" */
 constexpr uint8_t GPSPM_VERSION = 1;
 constexpr uint8_t GPSPM_REQUEST = 1;
 constexpr uint8_t GPSPM_ANSWER = 2;
+/*
+ * An 8-byte write the target's CPU makes after serving every request
+ * before it: an rpma_atomic_write posted behind GPSPM flushes whose
+ * answers have not come (doc/persistence.md, "Ordering")
+ */
+constexpr uint8_t GPSPM_ATOMIC_WRITE = 3;
 constexpr uint32_t GPSPM_HEADER_SIZE = 12;
 constexpr uint32_t GPSPM_REQUEST_SIZE = 32;
 constexpr uint32_t GPSPM_ANSWER_SIZE = 16;
@@ -69,6 +83,7 @@ constexpr uint32_t GPSPM_DEPTH_MAX = 255;
 /* What the bytes of a receive are, as gpspm_decode() reads them. */
 enum gpspm_kind : uint8_t {
 	GPSPM_KIND_REQUEST,	  /* a request: every field is valid but status */
+	GPSPM_KIND_ATOMIC_WRITE,  /* an atomic write: type, slot, seq, rkey, raddr, value */
 	GPSPM_KIND_ANSWER,	  /* an answer: type, slot, seq and status are valid */
 	GPSPM_KIND_FOREIGN,	  /* too short for a header, or another magic or version */
 	GPSPM_KIND_SHORT_REQUEST, /* a request cut short: type, slot and seq are valid */
@@ -79,12 +94,13 @@ enum gpspm_kind : uint8_t {
 /* A GPSPM message, decoded (doc/wire-format.md). */
 struct gpspm_message {
 	uint8_t type;
-	uint32_t slot;	/* the initiator's flush */
-	uint32_t seq;	/* the request's sequence number */
-	uint32_t rkey;	/* request: the region */
-	uint64_t raddr; /* request: the first byte, the target's address */
-	uint64_t len;	/* request: the bytes to persist */
-	uint8_t status; /* answer: a gpspm_status, or a later version's */
+	uint32_t slot;	  /* the initiator's flush */
+	uint32_t seq;	  /* the request's sequence number */
+	uint32_t rkey;	  /* request: the region */
+	uint64_t raddr;	  /* request: the first byte, the target's address */
+	uint64_t len;	  /* request: the bytes to persist */
+	uint8_t value[8]; /* atomic write: the bytes to store, as the initiator gave them */
+	uint8_t status;	  /* answer: a gpspm_status, or a later version's */
 };
 
 /*
@@ -118,22 +134,52 @@ struct gpspm_engine {
 	uint8_t *buffers;
 	ibv_mr *buffers_mr;
 
-	/* the flushes this side may have in flight: 0 until the target announced GPSPM */
+	/*
+	 * The requests this side may have in flight: 0 until the target
+	 * announced GPSPM. in_flight counts requests without an answer (and
+	 * without a failure); an rpma_atomic_write posted while it is not 0
+	 * goes to the target's CPU, behind them.
+	 */
 	std::atomic<uint32_t> max_in_flight{ 0 };
 	std::atomic<uint32_t> in_flight{ 0 };
 	std::atomic<uint32_t> next_seq{ 0 };
 	/* the queue pair failed: no answer will come any more */
 	std::atomic<bool> broken{ false };
+	/*
+	 * The target refused a flush of this side: the range never became
+	 * durable, so no atomic write may land behind it (the target refuses
+	 * those it has, this side those to come). Set once, before in_flight
+	 * drops.
+	 */
+	std::atomic<bool> fenced{ false };
+	/* this side refused a request of the peer's: its atomic writes from then on too */
+	bool serving_fenced;
 
 	/*
-	 * Completions the library made up: the flushes that the failure of the
-	 * connection left without an answer. Rare; a spinlock guards them and
-	 * pending_count lets pollers skip the lock.
+	 * Ordering (doc/persistence.md, "Ordering"). A send queue completes in
+	 * post order, but a GPSPM flush is done only when its answer comes,
+	 * a receive: a completion of a later operation is held until the
+	 * answers to every request posted before it are in. Requests are
+	 * answered in the order they were posted, so counting is enough:
+	 * a completion polled after requests_sent request sends needs
+	 * answers_in >= requests_sent. Everything here is under take_lock.
 	 */
-	std::atomic<uint32_t> pending_count{ 0 };
-	std::atomic_flag pending_lock = ATOMIC_FLAG_INIT;
-	ibv_wc *pending;
-	uint32_t pending_capacity;
+	uint64_t requests_sent;
+	uint64_t answers_in;
+	/*
+	 * Completions waiting for their turn, in post order (by key): an
+	 * operation's is 2 * the requests posted before it, a GPSPM
+	 * request's own 2 * its place + 1, so that it comes after what was
+	 * posted before it and before what was posted after it.
+	 */
+	struct held_completion {
+		ibv_wc wc;
+		uint64_t key;
+		bool is_flush;
+	};
+	held_completion *held;
+	uint32_t held_count;
+	uint32_t held_capacity;
 
 	/*
 	 * Held by whoever polls the connection's CQ (take_begin/take_end):
@@ -173,9 +219,9 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg);
 
 /*
  * Creates the GPSPM engine of a connection on peer: depth receive buffers,
- * room for max_flushes made-up completions.
+ * room for max_held completions held for their turn.
  */
-int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_flushes,
+int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_held,
 	      gpspm_engine **gpspm_ptr);
 /*
  * Posts every receive buffer on the queue pair of id: before the
@@ -189,16 +235,31 @@ int gpspm_delete(gpspm_engine **gpspm_ptr);
 
 /*
  * A completion of the library's own GPSPM work (g->owns(wc.wr_id)): a
- * request to serve, an answer to a flush of this side, the completion of
- * an answer sent. True when it makes a completion for the application,
- * stored in *out (a flush: opcode IBV_WC_RDMA_READ, as librpma reported
- * flushes).
+ * request to serve, an answer to a request of this side (which completes
+ * a flush or an atomic write into out), the completion of an answer sent.
  */
-bool gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, ibv_wc *out);
+void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completion_out *out);
 
-/* The completion of the send that carried a GPSPM flush's request. */
-bool gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
-			ibv_wc *out);
+/* The completion of the send that carried a GPSPM request of this side. */
+void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
+			completion_out *out);
+
+/*
+ * Another completion of the connection (an operation of the application,
+ * a flush by another method), c as the application sees it: into out now,
+ * or held until the answers to the requests posted before it are in.
+ */
+void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_out *out);
+
+/*
+ * Moves the held completions whose turn has come into out: at the start
+ * of every take and after every answer. ready_all: the connection is down
+ * and drained, nothing more will be answered.
+ */
+void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out);
+
+/* Whether completions are held (a connection that is down: still to be taken). */
+bool gpspm_holds(const gpspm_engine *g);
 
 /*
  * Brackets every poll of the connection's CQ and the handling of what it
@@ -208,9 +269,6 @@ bool gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, co
 void gpspm_take_begin(gpspm_engine *g);
 void gpspm_take_end(gpspm_engine *g);
 
-/* Takes up to n made-up completions; the number taken. */
-int gpspm_take_pending(gpspm_engine *g, ibv_wc *wc, int n);
-
 /*
  * Makes a GPSPM flush of [offset, offset + len) of dst ready to post: its
  * place in the flow control (RPMA_E_AGAIN when the target's receives are
@@ -218,6 +276,27 @@ int gpspm_take_pending(gpspm_engine *g, ibv_wc *wc, int n);
  */
 int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
 			unsigned send_flags, const void *op_context, prepared_wr *p);
+
+/*
+ * Whether an rpma_atomic_write on the connection of g must go to the
+ * target's CPU: a GPSPM request of this side has no answer yet, or the
+ * target refused one (doc/persistence.md, "Ordering").
+ */
+inline bool gpspm_atomic_write_waits(const gpspm_engine *g)
+{
+	return g->in_flight.load(std::memory_order_acquire) != 0 ||
+	       g->fenced.load(std::memory_order_acquire);
+}
+
+/*
+ * Posts an rpma_atomic_write of the 8 bytes at src to [offset, offset + 8)
+ * of dst as a GPSPM request: the target stores them once it has served
+ * every request before it. RPMA_E_AGAIN when the region offers no GPSPM
+ * (the application takes the flushes' completions and posts again) or the
+ * flow control is full; RPMA_E_NOSUPP after a refused flush.
+ */
+int gpspm_atomic_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, const char src[8],
+		       unsigned send_flags, const void *op_context);
 
 } /* namespace rpma */
 

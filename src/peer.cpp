@@ -4,6 +4,7 @@
  */
 
 #include <cerrno>
+#include <cstring>
 #include <new>
 
 #include "conn_cfg.hpp"
@@ -93,10 +94,8 @@ void rpma_peer::gpspm_withdraw(rpma_mr_local *mr)
 	pthread_rwlock_unlock(&gpspm_lock);
 }
 
-uint8_t rpma_peer::gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len)
+rpma_mr_local *rpma_peer::gpspm_region(uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t *status)
 {
-	uint8_t status = rpma::GPSPM_NO_REGION;
-	pthread_rwlock_rdlock(&gpspm_lock);
 	for (rpma_mr_local *mr = gpspm_regions; mr != nullptr; mr = mr->gpspm_next) {
 		if (mr->mr->rkey != rkey)
 			continue;
@@ -107,19 +106,48 @@ uint8_t rpma_peer::gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len)
 				       static_cast<unsigned long long>(len),
 				       static_cast<unsigned long long>(raddr), mr->mr->length,
 				       static_cast<unsigned long long>(base));
-			status = rpma::GPSPM_OUT_OF_RANGE;
-			break;
+			*status = rpma::GPSPM_OUT_OF_RANGE;
+			return nullptr;
 		}
-		if (len)
-			mr->persist(static_cast<const uint8_t *>(mr->mr->addr) + (raddr - base),
-				    len);
-		status = rpma::GPSPM_OK;
-		break;
+		return mr;
+	}
+	RPMA_LOG_ERROR("GPSPM request for rkey %#x: no region with that key offers GPSPM", rkey);
+	*status = rpma::GPSPM_NO_REGION;
+	return nullptr;
+}
+
+uint8_t rpma_peer::gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len)
+{
+	uint8_t status = rpma::GPSPM_OK;
+	pthread_rwlock_rdlock(&gpspm_lock);
+	rpma_mr_local *mr = gpspm_region(rkey, raddr, len, &status);
+	if (mr != nullptr && len)
+		mr->persist(reinterpret_cast<const void *>(static_cast<uintptr_t>(raddr)), len);
+	pthread_rwlock_unlock(&gpspm_lock);
+	return status;
+}
+
+uint8_t rpma_peer::gpspm_atomic_write(uint32_t rkey, uint64_t raddr, const uint8_t value[8])
+{
+	uint8_t status = rpma::GPSPM_OK;
+	pthread_rwlock_rdlock(&gpspm_lock);
+	rpma_mr_local *mr = gpspm_region(rkey, raddr, sizeof(uint64_t), &status);
+	if (mr != nullptr && !(mr->usage & RPMA_MR_USAGE_WRITE_DST)) {
+		RPMA_LOG_ERROR("GPSPM atomic write into a region not registered for remote "
+			       "writes (RPMA_MR_USAGE_WRITE_DST): refused");
+		status = rpma::GPSPM_NOT_WRITABLE;
+	} else if (mr != nullptr && raddr % sizeof(uint64_t)) {
+		RPMA_LOG_ERROR("GPSPM atomic write at %#llx: not 8-byte aligned, refused",
+			       static_cast<unsigned long long>(raddr));
+		status = rpma::GPSPM_MISALIGNED;
+	} else if (mr != nullptr) {
+		/* one aligned store: a reader sees the old word or the new one */
+		uint64_t word;
+		memcpy(&word, value, sizeof(word));
+		__atomic_store_n(reinterpret_cast<uint64_t *>(static_cast<uintptr_t>(raddr)), word,
+				 __ATOMIC_RELEASE);
 	}
 	pthread_rwlock_unlock(&gpspm_lock);
-	if (status == rpma::GPSPM_NO_REGION)
-		RPMA_LOG_ERROR("GPSPM request for rkey %#x: no region with that key offers GPSPM",
-			       rkey);
 	return status;
 }
 

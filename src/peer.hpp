@@ -61,6 +61,20 @@ struct rpma_peer {
 	 * with rkey. Returns the rpma::gpspm_status to answer.
 	 */
 	uint8_t gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len);
+
+	/*
+	 * Serves a GPSPM atomic write: stores the 8 bytes of value at raddr of
+	 * the region with rkey, as one aligned store (not persisted: as an
+	 * RDMA write, it needs a flush). Returns the rpma::gpspm_status.
+	 */
+	uint8_t gpspm_atomic_write(uint32_t rkey, uint64_t raddr, const uint8_t value[8]);
+
+      private:
+	/*
+	 * The region with rkey that offers GPSPM, [raddr, raddr + len) inside
+	 * it; NULL with *status saying why not. The read lock must be held.
+	 */
+	rpma_mr_local *gpspm_region(uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t *status);
 };
 
 namespace rpma

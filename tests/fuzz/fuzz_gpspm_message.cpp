@@ -72,10 +72,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			REQUIRE(m.rkey == 0 && m.raddr == 0 && m.len == 0);
 		} else if (bytes[3] == 2) {
 			REQUIRE(kind == GPSPM_KIND_SHORT_ANSWER);
+		} else if (bytes[3] == 3 && len >= 32) {
+			REQUIRE(kind == GPSPM_KIND_ATOMIC_WRITE);
+			REQUIRE(m.rkey == le(bytes + 12, 4));
+			REQUIRE(m.raddr == le(bytes + 16, 8));
+			REQUIRE(memcmp(m.value, bytes + 24, 8) == 0);
+			REQUIRE(m.len == 0 && m.status == 0);
+		} else if (bytes[3] == 3) {
+			REQUIRE(kind == GPSPM_KIND_SHORT_REQUEST);
 		} else {
 			REQUIRE(kind == GPSPM_KIND_UNKNOWN_TYPE);
 		}
-		if (kind != GPSPM_KIND_REQUEST && kind != GPSPM_KIND_ANSWER)
+		if (kind != GPSPM_KIND_REQUEST && kind != GPSPM_KIND_ANSWER &&
+		    kind != GPSPM_KIND_ATOMIC_WRITE)
 			REQUIRE(m.rkey == 0 && m.raddr == 0 && m.len == 0 && m.status == 0);
 	}
 

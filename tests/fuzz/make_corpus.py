@@ -107,7 +107,10 @@ def seeds():
     yield 'gpspm_message', 'header-12', gpspm(1, 0, 0)
     yield 'gpspm_message', 'other-magic', gpspm(1, 3, 7, magic=0x4750) + bytes(20)
     yield 'gpspm_message', 'version-2', gpspm(1, 3, 7, version=2) + bytes(20)
-    yield 'gpspm_message', 'type-3', gpspm(3, 3, 7) + bytes(20)
+    yield 'gpspm_message', 'atomic-write-32', \
+        gpspm(3, 3, 7, struct.pack('<IQ', 0x1234, 0x7f5a3c200040) + b'commit01')
+    yield 'gpspm_message', 'atomic-write-short-31', gpspm(3, 3, 7) + bytes(19)
+    yield 'gpspm_message', 'type-4', gpspm(4, 3, 7) + bytes(20)
     yield 'gpspm_message', 'empty', b''
 
     # private data: what applications put there

@@ -7,9 +7,10 @@
  *
  * The messages are built here byte by byte, as doc/wire-format.md lays
  * them out: [0..1] magic 0x5047 little-endian, [2] version 1, [3] type (1
- * request, 2 answer), [4..7] slot, [8..11] seq; a request adds [12..15]
- * rkey, [16..23] address, [24..31] length (32 bytes); an answer adds [12]
- * status (16 bytes).
+ * request, 2 answer, 3 atomic write), [4..7] slot, [8..11] seq; a request
+ * adds [12..15] rkey, [16..23] address, [24..31] length (32 bytes); an
+ * atomic write the same with [24..31] the 8 bytes to store; an answer adds
+ * [12] status (16 bytes).
  */
 
 #include <cstdarg>
@@ -186,6 +187,30 @@ void answer_well_formed(void **)
 	}
 }
 
+/* an atomic write: the value is the 8 bytes as they came, in no byte order */
+void atomic_write_well_formed(void **)
+{
+	uint8_t msg[64];
+	request(msg);
+	msg[3] = 3;
+	gpspm_message m;
+	for (uint32_t len = 32; len <= 64; len++) {
+		assert_int_equal(decode(msg, len, &m), rpma::GPSPM_KIND_ATOMIC_WRITE);
+		assert_int_equal(m.type, 3);
+		assert_int_equal(m.slot, SLOT);
+		assert_int_equal(m.seq, SEQ);
+		assert_int_equal(m.rkey, RKEY);
+		assert_int_equal(m.raddr, RADDR);
+		assert_memory_equal(m.value, msg + 24, 8);
+		assert_int_equal(m.len, 0);
+	}
+	/* cut short: the header is there, the write can be refused */
+	for (uint32_t len = 12; len < 32; len++) {
+		assert_int_equal(decode(msg, len, &m), rpma::GPSPM_KIND_SHORT_REQUEST);
+		expect_header_only(m, 3);
+	}
+}
+
 /* shorter than a header: nothing is read as a field */
 void short_header(void **)
 {
@@ -266,7 +291,7 @@ void other_version(void **)
 void unknown_type(void **)
 {
 	gpspm_message m;
-	for (int type : { 0, 3, 4, 0x7f, 0x80, 0xff }) {
+	for (int type : { 0, 4, 0x7f, 0x80, 0xff }) {
 		uint8_t msg[64];
 		request(msg);
 		msg[3] = static_cast<uint8_t>(type);
@@ -295,6 +320,9 @@ void every_length_and_type(void **)
 			else if (type == 2)
 				want = len < 16 ? rpma::GPSPM_KIND_SHORT_ANSWER
 						: rpma::GPSPM_KIND_ANSWER;
+			else if (type == 3)
+				want = len < 32 ? rpma::GPSPM_KIND_SHORT_REQUEST
+						: rpma::GPSPM_KIND_ATOMIC_WRITE;
 			else
 				want = rpma::GPSPM_KIND_UNKNOWN_TYPE;
 			if (decode(msg, len, &m) != want)
@@ -374,6 +402,7 @@ int main()
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(request_well_formed, setup, teardown),
 		cmocka_unit_test_setup_teardown(answer_well_formed, setup, teardown),
+		cmocka_unit_test_setup_teardown(atomic_write_well_formed, setup, teardown),
 		cmocka_unit_test_setup_teardown(short_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(short_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(short_answer, setup, teardown),

@@ -11,7 +11,13 @@
  *
  * Requests: [0..1] magic 0x5047, [2] version 1, [3] type 1, [4..7] slot,
  * [8..11] seq, [12..15] rkey, [16..23] address, [24..31] length (32 bytes).
+ * Atomic writes: the same with type 3 and [24..31] the 8 bytes to store.
  * Answers: the same header with type 2, then [12] status, [13..15] 0 (16).
+ *
+ * Ordering: a completion of an operation posted after a GPSPM request
+ * (its completion polled after the request's send completion) is held
+ * until that request's answer is in; an atomic write posted while a
+ * request is unanswered is a request of its own, made by the target's CPU.
  */
 
 #include <dirent.h>
@@ -37,6 +43,10 @@
 #define ST_MALFORMED	1
 #define ST_NO_REGION	2
 #define ST_OUT_OF_RANGE 3
+#define ST_NOT_WRITABLE 4
+#define ST_MISALIGNED	5
+#define ST_FENCED	6
+#define ATOMIC_WRITE	3
 
 #define PMEM_LEN 8192
 
@@ -800,7 +810,10 @@ static void client__status_mapping(void **state)
 		{ ST_MALFORMED, IBV_WC_REM_INV_REQ_ERR },
 		{ ST_NO_REGION, IBV_WC_REM_ACCESS_ERR },
 		{ ST_OUT_OF_RANGE, IBV_WC_REM_ACCESS_ERR },
-		{ 4, IBV_WC_REM_INV_REQ_ERR },
+		{ 4, IBV_WC_REM_ACCESS_ERR },  /* not writable */
+		{ 5, IBV_WC_REM_INV_REQ_ERR }, /* misaligned */
+		{ 6, IBV_WC_REM_OP_ERR },      /* fenced */
+		{ 7, IBV_WC_REM_INV_REQ_ERR },
 		{ 0xff, IBV_WC_REM_INV_REQ_ERR },
 	};
 	static int ctx;
@@ -921,7 +934,7 @@ static void client__stray_answers(void **state)
 		expect_nothing();
 		expect_reposted(&g, buf);
 		assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors + 1);
-		assert_non_null(strstr(fx_log_last(), "no flush in flight"));
+		assert_non_null(strstr(fx_log_last(), "no request in flight"));
 		assert_int_equal(fake_verbs_sends(), sends);
 	}
 	/* the real answer still completes the flush, and only once */
@@ -1005,13 +1018,14 @@ static void client__get_wc(void **state)
 	int got = 0;
 	assert_int_equal(rpma_cq_get_wc(g.cq, 4, wc, &got), 0);
 	assert_int_equal(got, 2);
-	assert_int_equal(wc[0].wr_id, 0x1234);
-	assert_int_equal(wc[0].opcode, IBV_WC_RDMA_WRITE);
-	assert_int_equal(wc[1].wr_id, (uintptr_t)&ctx);
-	assert_int_equal(wc[1].opcode, IBV_WC_RDMA_READ);
-	assert_int_equal(wc[1].status, IBV_WC_SUCCESS);
+	/* the write was posted after the flush: it waited for the answer */
+	assert_int_equal(wc[0].wr_id, (uintptr_t)&ctx);
+	assert_int_equal(wc[0].opcode, IBV_WC_RDMA_READ);
+	assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
 	/* the connection it came from, as for any completion */
-	assert_int_equal(wc[1].qp_num, g.id->qp->qp_num);
+	assert_int_equal(wc[0].qp_num, g.id->qp->qp_num);
+	assert_int_equal(wc[1].wr_id, 0x1234);
+	assert_int_equal(wc[1].opcode, IBV_WC_RDMA_WRITE);
 	assert_int_equal(rpma_cq_get_wc(g.cq, 1, wc, NULL), RPMA_E_NO_COMPLETION);
 
 	/* a failed one too */
@@ -1118,22 +1132,24 @@ static void client__get_completions(void **state)
 		r[i] = flush(0, 8, ALWAYS, &ctx[i]);
 	struct ibv_wc w1 = fx_wc(0x11, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
 	struct ibv_wc w2 = fx_wc(0x22, IBV_WC_RDMA_READ, IBV_WC_SUCCESS);
+	/* answers come in the order of the requests, sometimes before their sends */
 	sent(r[0], IBV_WC_SUCCESS);
 	fake_verbs_push_wc(g.icq, &w1);
-	answer(r[1], ST_OK); /* before its send */
 	answer(r[0], ST_OK);
+	answer(r[1], ST_OK); /* before its send */
 	sent(r[1], IBV_WC_SUCCESS);
 	fake_verbs_push_wc(g.icq, &w2);
 	answer(r[2], ST_MALFORMED);
 	sent(r[2], IBV_WC_SUCCESS);
 
+	/* in post order: each operation after the flushes posted before it */
 	struct rpma_completion c[8];
 	assert_int_equal(rpma_cq_get_completions(g.cq, c, 8), 5);
-	assert_ptr_equal(c[0].op_context, (void *)0x11);
-	assert_int_equal(c[0].op, RPMA_OP_WRITE);
-	assert_ptr_equal(c[1].op_context, &ctx[1]);
-	assert_int_equal(c[1].op, RPMA_OP_FLUSH);
-	assert_ptr_equal(c[2].op_context, &ctx[0]);
+	assert_ptr_equal(c[0].op_context, &ctx[0]);
+	assert_int_equal(c[0].op, RPMA_OP_FLUSH);
+	assert_ptr_equal(c[1].op_context, (void *)0x11);
+	assert_int_equal(c[1].op, RPMA_OP_WRITE);
+	assert_ptr_equal(c[2].op_context, &ctx[1]);
 	assert_int_equal(c[2].op, RPMA_OP_FLUSH);
 	assert_ptr_equal(c[3].op_context, (void *)0x22);
 	assert_int_equal(c[3].op, RPMA_OP_READ);
@@ -1622,6 +1638,295 @@ static void thread__refuses_everything(void **state)
 	fx_mr_dereg(&mr);
 }
 
+/*
+ * Ordering: completions in post order, atomic writes behind GPSPM flushes
+ */
+
+/* an operation of the application completes (posted after what completed before) */
+static void op_completes(uint64_t wr_id, enum ibv_wc_opcode opcode)
+{
+	struct ibv_wc wc = fx_wc(wr_id, opcode, IBV_WC_SUCCESS);
+	wc.qp_num = g.id->qp->qp_num;
+	fake_verbs_push_wc(g.icq, &wc);
+}
+
+static void expect_op(uint64_t wr_id, enum rpma_op op)
+{
+	struct rpma_completion c;
+	memset(&c, 0x5a, sizeof(c));
+	assert_int_equal(rpma_cq_get_completion(g.cq, &c), 0);
+	assert_ptr_equal(c.op_context, (void *)(uintptr_t)wr_id);
+	assert_int_equal(c.op, op);
+	assert_int_equal(c.op_status, IBV_WC_SUCCESS);
+}
+
+/*
+ * "Post unsignaled flushes, wait for the last signaled operation": a read
+ * posted after an unsignaled GPSPM flush completes only once the flush's
+ * answer is in, through either interface.
+ */
+static void order__read_waits_for_unsignaled_flush(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ON_ERROR, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	op_completes(0x77, IBV_WC_RDMA_READ);
+	expect_nothing();
+	struct ibv_wc wc;
+	assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, NULL), RPMA_E_NO_COMPLETION);
+	answer(a, ST_OK);
+	assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, NULL), 0);
+	assert_int_equal(wc.wr_id, 0x77);
+	assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
+	expect_nothing();
+}
+
+/* held completions come out in post order, one call at a time too */
+static void order__held_in_post_order(void **state)
+{
+	(void)state;
+	static int ctx[3];
+	/* posted before the first flush's send completed: not held */
+	struct req a = flush(0, 8, ALWAYS, &ctx[0]);
+	op_completes(0x10, IBV_WC_RDMA_WRITE);
+	sent(a, IBV_WC_SUCCESS);
+	op_completes(0x11, IBV_WC_RDMA_WRITE);
+	struct req b = flush(8, 8, ON_ERROR, &ctx[1]);
+	sent(b, IBV_WC_SUCCESS);
+	op_completes(0x12, IBV_WC_RDMA_READ);
+	struct req c = flush(16, 8, ALWAYS, &ctx[2]);
+	sent(c, IBV_WC_SUCCESS);
+	op_completes(0x13, IBV_WC_RDMA_WRITE);
+
+	expect_op(0x10, RPMA_OP_WRITE);
+	expect_nothing();
+	answer(a, ST_OK);
+	expect_flush(&ctx[0], IBV_WC_SUCCESS);
+	expect_op(0x11, RPMA_OP_WRITE);
+	expect_nothing();
+	/* b's answer before its turn could come: nothing of c's part moves */
+	answer(b, ST_OK);
+	expect_op(0x12, RPMA_OP_READ);
+	expect_nothing();
+	answer(c, ST_OK);
+	expect_flush(&ctx[2], IBV_WC_SUCCESS);
+	expect_op(0x13, RPMA_OP_WRITE);
+	expect_nothing();
+}
+
+/* an answer that comes before its request's send completion keeps its place */
+static void order__answer_before_send(void **state)
+{
+	(void)state;
+	static int ctx[2];
+	struct req a = flush(0, 8, ALWAYS, &ctx[0]);
+	struct req b = flush(8, 8, ALWAYS, &ctx[1]);
+	sent(a, IBV_WC_SUCCESS);
+	op_completes(0x21, IBV_WC_RDMA_WRITE);
+	answer(a, ST_OK);
+	answer(b, ST_OK);
+	sent(b, IBV_WC_SUCCESS);
+	op_completes(0x22, IBV_WC_RDMA_WRITE);
+	struct rpma_completion c[8];
+	/* one at a time: what waits for its turn waits across calls */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rpma_cq_get_completions(g.cq, &c[i], 1), 1);
+	assert_int_equal(rpma_cq_get_completions(g.cq, c, 8), 0);
+	assert_ptr_equal(c[0].op_context, &ctx[0]);
+	assert_int_equal(c[0].op, RPMA_OP_FLUSH);
+	assert_ptr_equal(c[1].op_context, (void *)0x21);
+	assert_ptr_equal(c[2].op_context, &ctx[1]);
+	assert_int_equal(c[2].op, RPMA_OP_FLUSH);
+	assert_ptr_equal(c[3].op_context, (void *)0x22);
+}
+
+/* the connection fails: the flush fails first, then what waited behind it */
+static void order__failure_releases_in_order(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ON_ERROR, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	op_completes(0x31, IBV_WC_RDMA_READ);
+	expect_nothing();
+	fail_receives(&g, IBV_WC_WR_FLUSH_ERR);
+	expect_flush(&ctx, IBV_WC_WR_FLUSH_ERR);
+	expect_op(0x31, RPMA_OP_READ);
+	expect_nothing();
+}
+
+/* an atomic write request as the client posted it */
+static struct req parse_atomic_write(const struct fake_send_record *r, uint8_t value[8])
+{
+	assert_ptr_equal(r->qp, g.id->qp);
+	assert_int_equal(r->wr.opcode, IBV_WR_SEND);
+	assert_int_equal(r->wr.send_flags, IBV_SEND_INLINE | IBV_SEND_SIGNALED);
+	assert_int_equal(r->sge[0].length, 32);
+	const uint8_t *m = r->inline_data;
+	assert_int_equal(vd_get_le(m, 2), MAGIC);
+	assert_int_equal(m[2], 1);
+	assert_int_equal(m[3], ATOMIC_WRITE);
+	memcpy(value, m + 24, 8);
+	struct req q = {
+		.wr_id = r->wr.wr_id,
+		.slot = (uint32_t)vd_get_le(m + 4, 4),
+		.seq = (uint32_t)vd_get_le(m + 8, 4),
+		.rkey = (uint32_t)vd_get_le(m + 12, 4),
+		.raddr = vd_get_le(m + 16, 8),
+	};
+	return q;
+}
+
+/*
+ * A commit word posted while a GPSPM flush is unanswered goes to the
+ * target's CPU, behind the flush; once nothing is unanswered, as an RDMA
+ * write again.
+ */
+static void atomic__behind_unanswered_flush(void **state)
+{
+	(void)state;
+	static int ctx, wctx;
+	const char word[8] = { 'c', 'o', 'm', 'm', 'i', 't', '0', '1' };
+	struct req a = flush(0, 64, ON_ERROR, &ctx);
+	unsigned n = fake_verbs_sends();
+	assert_int_equal(rpma_atomic_write(g.conn, rmr, 64, word, ALWAYS, &wctx), 0);
+	assert_int_equal(fake_verbs_sends(), n + 1);
+	uint8_t value[8];
+	struct req w = parse_atomic_write(fake_verbs_send(n), value);
+	assert_memory_equal(value, word, 8);
+	assert_int_equal(w.rkey, RKEY);
+	assert_int_equal(w.raddr, RADDR + 64);
+	assert_true(w.slot != a.slot);
+
+	sent(a, IBV_WC_SUCCESS);
+	sent(w, IBV_WC_SUCCESS);
+	expect_nothing();
+	answer(a, ST_OK);
+	expect_nothing();
+	answer(w, ST_OK);
+	/* a write's completion, not a flush's */
+	expect_op((uintptr_t)&wctx, RPMA_OP_WRITE);
+	expect_nothing();
+
+	/* nothing unanswered: the fenced inline write of librpma 1.x */
+	n = fake_verbs_sends();
+	assert_int_equal(rpma_atomic_write(g.conn, rmr, 64, word, ALWAYS, &wctx), 0);
+	assert_int_equal(fake_verbs_sends(), n + 1);
+	const struct fake_send_record *r = fake_verbs_send(n);
+	assert_int_equal(r->wr.opcode, IBV_WR_RDMA_WRITE);
+	assert_true(r->wr.send_flags & IBV_SEND_FENCE);
+	assert_int_equal(r->wr.wr.rdma.remote_addr, RADDR + 64);
+}
+
+/* a region that offers no GPSPM cannot carry it: the application waits */
+static void atomic__region_without_gpspm(void **state)
+{
+	(void)state;
+	static int ctx;
+	uint8_t d[VD_REGION_SIZE];
+	vd_region(d, RADDR + RLEN, 4096, RKEY + 1,
+		  RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, VD_RAW);
+	struct rpma_mr_remote *plain = vd_decode_region(d, sizeof(d));
+	struct req a = flush(0, 8, ON_ERROR, &ctx);
+	const char word[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	unsigned n = fake_verbs_sends();
+	assert_int_equal(rpma_atomic_write(g.conn, plain, 0, word, ALWAYS, &ctx), RPMA_E_AGAIN);
+	assert_int_equal(fake_verbs_sends(), n);
+	sent(a, IBV_WC_SUCCESS);
+	answer(a, ST_OK);
+	expect_nothing();
+	/* the flush is done: the write goes */
+	assert_int_equal(rpma_atomic_write(g.conn, plain, 0, word, ALWAYS, &ctx), 0);
+	assert_int_equal(fake_verbs_sends(), n + 1);
+	assert_int_equal(fake_verbs_send(n)->wr.opcode, IBV_WR_RDMA_WRITE);
+	fx_mr_remote_delete(&plain);
+}
+
+/* a refused flush: no commit may ever land behind it on this connection */
+static void atomic__refused_after_refused_flush(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	answer(a, ST_NO_REGION);
+	expect_flush(&ctx, IBV_WC_REM_ACCESS_ERR);
+	const char word[8] = { 0 };
+	unsigned n = fake_verbs_sends();
+	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	assert_int_equal(rpma_atomic_write(g.conn, rmr, 0, word, ALWAYS, &ctx), RPMA_E_NOSUPP);
+	assert_int_equal(fake_verbs_sends(), n);
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+}
+
+static void atomic_write_msg(uint8_t m[32], uint32_t slot, uint32_t seq, uint32_t rkey,
+			     uint64_t raddr, const void *value)
+{
+	put_header(m, ATOMIC_WRITE, slot, seq);
+	vd_put_le(m + 12, rkey, 4);
+	vd_put_le(m + 16, raddr, 8);
+	memcpy(m + 24, value, 8);
+}
+
+/* the target stores the word, in one piece, and persists nothing by itself */
+static void target__atomic_write(void **state)
+{
+	(void)state;
+	const uint32_t rkey = fx_mr_rkey(lmr);
+	const uint8_t word[8] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88 };
+	uint8_t m[32];
+	memset(pmem, 0, 64);
+	atomic_write_msg(m, 4, 40, rkey, at(16), word);
+	expect_answer(serve(m, sizeof(m)), 4, 40, ST_OK);
+	assert_memory_equal(pmem + 16, word, 8);
+	assert_int_equal(pmem[15], 0);
+	assert_int_equal(pmem[24], 0);
+	assert_int_equal(persist_calls(), 0);
+
+	/* refused: misaligned, past the region, unknown key; nothing stored */
+	memset(pmem, 0, 64);
+	atomic_write_msg(m, 4, 41, rkey, at(4), word);
+	expect_answer(serve(m, sizeof(m)), 4, 41, ST_MISALIGNED);
+	atomic_write_msg(m, 4, 42, rkey, at(PMEM_LEN - 4), word);
+	expect_answer(serve(m, sizeof(m)), 4, 42, ST_OUT_OF_RANGE);
+	atomic_write_msg(m, 4, 43, rkey + 1, at(16), word);
+	expect_answer(serve(m, sizeof(m)), 4, 43, ST_NO_REGION);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(pmem[i], 0);
+}
+
+/* a region the peer may not write: its CPU does not write it either */
+static void target__atomic_write_not_writable(void **state)
+{
+	(void)state;
+	static char ro[4096] __attribute__((aligned(64)));
+	struct rpma_mr_local *mr = fx_mr(ro, sizeof(ro), RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, persist_b), 0);
+	const uint8_t word[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	uint8_t m[32];
+	atomic_write_msg(m, 2, 50, fx_mr_rkey(mr), (uintptr_t)ro, word);
+	expect_answer(serve(m, sizeof(m)), 2, 50, ST_NOT_WRITABLE);
+	assert_int_equal(ro[0], 0);
+	fx_mr_dereg(&mr);
+}
+
+/* after a refused flush, the peer's atomic writes are refused too */
+static void target__atomic_write_fenced(void **state)
+{
+	(void)state;
+	const uint32_t rkey = fx_mr_rkey(lmr);
+	expect_served(at(0), 8, rkey + 1, ST_NO_REGION);
+	const uint8_t word[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	uint8_t m[32];
+	memset(pmem, 0, 64);
+	atomic_write_msg(m, 1, 60, rkey, at(8), word);
+	expect_answer(serve(m, sizeof(m)), 1, 60, ST_FENCED);
+	assert_int_equal(pmem[8], 0);
+	/* flushes are still served */
+	expect_served(at(0), 8, rkey, ST_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1645,6 +1950,16 @@ int main(void)
 		T(client__flow_control),
 		T(client__flow_control_own_depth),
 		T(client__unsignaled),
+		T(order__read_waits_for_unsignaled_flush),
+		T(order__held_in_post_order),
+		T(order__answer_before_send),
+		T(order__failure_releases_in_order),
+		T(atomic__behind_unanswered_flush),
+		T(atomic__region_without_gpspm),
+		T(atomic__refused_after_refused_flush),
+		T(target__atomic_write),
+		T(target__atomic_write_not_writable),
+		T(target__atomic_write_fenced),
 		T(client__status_mapping),
 		T(client__send_fails),
 		T(client__send_fails_after_answer),
