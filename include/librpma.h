@@ -813,6 +813,15 @@ typedef void rpma_persist_fn(const void *ptr, size_t len);
 /* Extension: how a region is made persistent; NULL withdraws the offer. */
 int rpma_mr_set_persist_fn(struct rpma_mr_local *mr, rpma_persist_fn *persist);
 
+/*
+ * Extension: a persist function that is given ctx as well, so that a target
+ * can find its own state for the region without globals.
+ */
+typedef void rpma_persist_ctx_fn(void *ctx, const void *ptr, size_t len);
+
+/* Extension: rpma_mr_set_persist_fn() with a context; NULL withdraws the offer. */
+int rpma_mr_set_persist_ctx_fn(struct rpma_mr_local *mr, rpma_persist_ctx_fn *persist, void *ctx);
+
 enum rpma_gpspm_mode {
 	RPMA_GPSPM_DISABLED, /* the receive queue is the application's */
 	RPMA_GPSPM_POLLED,   /* GPSPM messages are handled when the CQ is polled */
@@ -833,6 +842,16 @@ int rpma_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, enum rpma_gpspm_mod
  * events it takes stay for rpma_conn_next_event().
  */
 int rpma_conn_is_up(struct rpma_conn *conn, bool *is_up);
+
+/*
+ * Extension: waits up to timeout_ms (-1: no limit) until a GPSPM flush or
+ * atomic write can be posted on conn without RPMA_E_AGAIN, handling the
+ * target's answers from the connection's CQ; the completions of other
+ * operations found there are kept, in order, for the next rpma_cq_* call.
+ * 0 when there is room, RPMA_E_NO_COMPLETION when the time ran out (or
+ * the connection is down and no answer can come).
+ */
+int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms);
 
 /*
  * Extension: several operations on one connection posted together, as one

@@ -1116,6 +1116,11 @@ class mr_local : public detail::unique_handle<rpma_mr_local, &rpma_mr_dereg>
 	{
 		return result<void>::from_code(rpma_mr_set_persist_fn(ptr_, persist));
 	}
+	/* Extension: the same, persist given ctx too (the caller's state for the region). */
+	result<void> set_persist_fn(rpma_persist_ctx_fn *persist, void *ctx) noexcept
+	{
+		return result<void>::from_code(rpma_mr_set_persist_ctx_fn(ptr_, persist, ctx));
+	}
 
 	result<void *> get_ptr() const noexcept
 	{
@@ -1506,6 +1511,16 @@ class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
 	result<bool> is_up() noexcept
 	{
 		return detail::fetch(&rpma_conn_is_up, ptr_);
+	}
+
+	/*
+	 * Extension: waits up to timeout_ms (-1: no limit) until a GPSPM flush
+	 * can be posted without errc::again; the other completions it finds
+	 * on the CQ stay for the next take. errc::no_completion on time-out.
+	 */
+	result<void> wait_flush_room(int timeout_ms) noexcept
+	{
+		return result<void>::from_code(rpma_conn_wait_flush_room(ptr_, timeout_ms));
 	}
 
 	/* the peer's private data (untrusted), valid while the connection lives */

@@ -257,22 +257,24 @@ int rpma_cq::take_translated(completion_out *out)
 	return out->count;
 }
 
-int rpma_cq::take_ordered(completion_out *out)
+int rpma_cq::poll_ordered(completion_out *out, int max)
 {
 	gpspm_engine *g = flush->gpspm;
-	const bool drained = flush->sweep_orphans.load(std::memory_order_relaxed);
-	gpspm_release(g, drained, out);
-	while (!out->full()) {
+	int polled_total = 0;
+	while (!out->full() || max) {
 		/*
 		 * Through a buffer of its own: an answer can release held
 		 * completions into out faster than entries are read.
 		 */
 		ibv_wc polled[16];
-		const int room = out->n - out->count;
+		const int room = max ? max - polled_total : out->n - out->count;
 		const int want = room < 16 ? room : 16;
+		if (want <= 0)
+			break;
 		int got = poll(want, polled);
 		if (got < 0)
-			return out->count ? out->count : got;
+			return got;
+		polled_total += got;
 
 		for (int i = 0; i < got; i++) {
 			const ibv_wc &w = polled[i];
@@ -293,10 +295,34 @@ int rpma_cq::take_ordered(completion_out *out)
 		if (got < want)
 			break; /* the CQ is empty */
 	}
+	return 0;
+}
+
+int rpma_cq::take_ordered(completion_out *out)
+{
+	gpspm_engine *g = flush->gpspm;
+	const bool drained = flush->sweep_orphans.load(std::memory_order_relaxed);
+	gpspm_release(g, drained, out);
+	const int ret = poll_ordered(out, 0);
+	if (ret < 0 && out->count == 0)
+		return ret;
 	/* the connection is down and drained: what is still in flight never completes */
 	if (!out->full() && drained && !gpspm_holds(g))
 		flush->sweep(out, conn ? conn->id->qp->qp_num : 0);
 	return out->count;
+}
+
+int rpma_cq::absorb()
+{
+	gpspm_engine *g = flush->gpspm;
+	uint64_t none = 0;
+	completion_out nowhere{ nullptr, &none, 0, 0 };
+	gpspm_take_begin(g);
+	/* every completion taken is held: never more than there is room for */
+	const int room = gpspm_hold_room(g);
+	const int ret = room > 0 ? poll_ordered(&nowhere, room) : 0;
+	gpspm_take_end(g);
+	return ret;
 }
 
 int rpma_cq::ack_event_of(ibv_cq *ev_cq)
@@ -473,6 +499,51 @@ int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, i
 	}
 	return filled;
 }
+int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms)
+{
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(application_may_use(conn->queues.cq));
+	gpspm_engine *g = conn->flush->gpspm;
+	/* no GPSPM on the connection, or not agreed: nothing limits the flushes */
+	if (g == nullptr || g->max_in_flight.load(std::memory_order_relaxed) == 0)
+		return 0;
+	rpma_cq *cq = conn->queues.cq;
+	if (cq->shared_channel)
+		return RPMA_E_SHARED_CHANNEL;
+
+	const long long deadline = timeout_ms >= 0 ? monotonic_ms() + timeout_ms : 0;
+	for (;;) {
+		/* the answers wait in the CQ: handle them, keep the rest for later */
+		int ret = cq->absorb();
+		if (ret < 0)
+			return ret;
+		if (gpspm_has_room(g))
+			return 0;
+
+		int left = -1;
+		if (timeout_ms >= 0) {
+			long long remaining = deadline - monotonic_ms();
+			if (remaining < 0)
+				remaining = 0;
+			left = remaining > INT_MAX ? INT_MAX : static_cast<int>(remaining);
+		}
+		ret = wait_for_event(cq, left);
+		if (ret == RPMA_E_NO_COMPLETION && (left == 0 || conn->down.load())) {
+			ret = cq->absorb();
+			if (ret < 0)
+				return ret;
+			if (gpspm_has_room(g))
+				return 0;
+			if (conn->down.load(std::memory_order_acquire))
+				RPMA_LOG_ERROR(
+				    "the connection is down and no GPSPM answer will come");
+			return RPMA_E_NO_COMPLETION;
+		}
+		if (ret && ret != RPMA_E_NO_COMPLETION)
+			return ret;
+	}
+}
+
 int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, int timeout_ms)
 {
 	RPMA_CHECK_ARG(cq != nullptr);

@@ -76,6 +76,18 @@ struct rpma_cq {
 	int take_translated(rpma::completion_out *out);
 	/* take() for the main CQ of a GPSPM connection, its poller's lock held */
 	int take_ordered(rpma::completion_out *out);
+	/*
+	 * Polls and handles completions of a GPSPM connection's CQ into out,
+	 * until out is full, or with max, up to max of them whatever out holds
+	 * (the rest is held for a later take). 0 or RPMA_E_PROVIDER.
+	 */
+	int poll_ordered(rpma::completion_out *out, int max);
+	/*
+	 * Handles what a GPSPM connection's CQ holds now (the answers that free
+	 * places in the flow control) and keeps the application's completions,
+	 * in order, for its next take. 0 or RPMA_E_PROVIDER.
+	 */
+	int absorb();
 
 	/* Acknowledges one completion event and re-arms the CQ. */
 	int ack_and_rearm();

@@ -585,6 +585,11 @@ bool gpspm_holds(const gpspm_engine *g)
 	return g->held_count != 0;
 }
 
+int gpspm_hold_room(const gpspm_engine *g)
+{
+	return static_cast<int>(g->held_capacity - g->held_count);
+}
+
 int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
 			unsigned send_flags, const void *op_context, prepared_wr *p)
 {

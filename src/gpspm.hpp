@@ -261,6 +261,16 @@ void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out);
 /* Whether completions are held (a connection that is down: still to be taken). */
 bool gpspm_holds(const gpspm_engine *g);
 
+/* How many more completions may be held now; under take_lock. */
+int gpspm_hold_room(const gpspm_engine *g);
+
+/* Whether a GPSPM request could be posted now, as far as the flow control goes. */
+inline bool gpspm_has_room(const gpspm_engine *g)
+{
+	return g->in_flight.load(std::memory_order_acquire) <
+	       g->max_in_flight.load(std::memory_order_relaxed);
+}
+
 /*
  * Brackets every poll of the connection's CQ and the handling of what it
  * polled: one poller at a time (take_lock). The persist functions run

@@ -57,7 +57,7 @@ static uint8_t local_flush_methods(const rpma_mr_local *mr)
 	/* usage_to_access() grants remote reads to every flushable region */
 	if (mr->usage & (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
 		methods |= METHOD_READ_AFTER_WRITE;
-	if (mr->persist)
+	if (mr->offers_gpspm())
 		methods |= METHOD_GPSPM;
 	if (mr->native_flush & verbs::NATIVE_FLUSH_GLOBAL)
 		methods |= METHOD_NATIVE_VISIBILITY;
@@ -67,7 +67,7 @@ static uint8_t local_flush_methods(const rpma_mr_local *mr)
 	 * function that persists it, as read-after-write needs it to declare
 	 * direct write to PMem and GPSPM needs that same function.
 	 */
-	if ((mr->native_flush & verbs::NATIVE_FLUSH_PERSISTENT) && mr->persist)
+	if ((mr->native_flush & verbs::NATIVE_FLUSH_PERSISTENT) && mr->offers_gpspm())
 		methods |= METHOD_NATIVE_PERSISTENT;
 	/* ATOMIC WRITE needs what a write needs of the region, and the device */
 	if ((mr->usage & RPMA_MR_USAGE_WRITE_DST) &&
@@ -163,6 +163,8 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->peer = peer;
 	mr->native_flush = native_flush;
 	mr->persist = nullptr;
+	mr->persist_ctx = nullptr;
+	mr->persist_arg = nullptr;
 	mr->gpspm_prev = mr->gpspm_next = nullptr;
 	*mr_ptr = mr;
 	return 0;
@@ -176,7 +178,7 @@ int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 		return 0;
 
 	/* no GPSPM request may reach the region from now on */
-	if (mr->persist)
+	if (mr->offers_gpspm())
 		mr->peer->gpspm_withdraw(mr);
 
 	/* released even when the device keeps the registration, as librpma 1.x did */
@@ -340,19 +342,32 @@ int rpma_mr_get_versioned_descriptor(const struct rpma_mr_local *mr, void *desc)
 	return 0;
 }
 
-int rpma_mr_set_persist_fn(struct rpma_mr_local *mr, rpma_persist_fn *persist)
+/* Withdraws the region's offer, if any, then offers it with what is given. */
+static int set_persist(rpma_mr_local *mr, rpma_persist_fn *persist,
+		       rpma_persist_ctx_fn *persist_ctx, void *ctx)
 {
-	RPMA_CHECK_ARG(mr != nullptr);
-	if (persist && !(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
+	if ((persist || persist_ctx) && !(mr->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)) {
 		RPMA_LOG_ERROR("a region offers GPSPM only when registered with "
 			       "RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT");
 		return RPMA_E_INVAL;
 	}
-	if (mr->persist)
+	if (mr->offers_gpspm())
 		mr->peer->gpspm_withdraw(mr);
-	if (persist)
-		mr->peer->gpspm_offer(mr, persist);
+	if (persist || persist_ctx)
+		mr->peer->gpspm_offer(mr, persist, persist_ctx, ctx);
 	return 0;
+}
+
+int rpma_mr_set_persist_fn(struct rpma_mr_local *mr, rpma_persist_fn *persist)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	return set_persist(mr, persist, nullptr, nullptr);
+}
+
+int rpma_mr_set_persist_ctx_fn(struct rpma_mr_local *mr, rpma_persist_ctx_fn *persist, void *ctx)
+{
+	RPMA_CHECK_ARG(mr != nullptr);
+	return set_persist(mr, nullptr, persist, ctx);
 }
 
 } /* extern "C" */

@@ -41,8 +41,25 @@ struct rpma_mr_local {
 	 * region is on its peer's list of regions that GPSPM may flush.
 	 */
 	rpma_persist_fn *persist;
+	/* or, with a context: one of the two is set at most */
+	rpma_persist_ctx_fn *persist_ctx;
+	void *persist_arg;
 	rpma_mr_local *gpspm_prev;
 	rpma_mr_local *gpspm_next;
+
+	/* Whether the application said how the region is made persistent. */
+	bool offers_gpspm() const
+	{
+		return persist != nullptr || persist_ctx != nullptr;
+	}
+	/* Makes [ptr, ptr + len) of the region persistent, as the application said. */
+	void persist_range(const void *ptr, size_t len) const
+	{
+		if (persist_ctx)
+			persist_ctx(persist_arg, ptr, len);
+		else
+			persist(ptr, len);
+	}
 
 	uint64_t addr_at(size_t offset) const
 	{

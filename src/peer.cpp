@@ -67,10 +67,13 @@ int rpma_peer::create_qp(rdma_cm_id *id, const qp_shape &shape, ibv_cq *send_cq,
 	return 0;
 }
 
-void rpma_peer::gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist)
+void rpma_peer::gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist,
+			    rpma_persist_ctx_fn *persist_ctx, void *ctx)
 {
 	pthread_rwlock_wrlock(&gpspm_lock);
 	mr->persist = persist;
+	mr->persist_ctx = persist_ctx;
+	mr->persist_arg = ctx;
 	mr->gpspm_prev = nullptr;
 	mr->gpspm_next = gpspm_regions;
 	if (gpspm_regions)
@@ -91,6 +94,8 @@ void rpma_peer::gpspm_withdraw(rpma_mr_local *mr)
 		mr->gpspm_next->gpspm_prev = mr->gpspm_prev;
 	mr->gpspm_prev = mr->gpspm_next = nullptr;
 	mr->persist = nullptr;
+	mr->persist_ctx = nullptr;
+	mr->persist_arg = nullptr;
 	pthread_rwlock_unlock(&gpspm_lock);
 }
 
@@ -122,7 +127,8 @@ uint8_t rpma_peer::gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len)
 	pthread_rwlock_rdlock(&gpspm_lock);
 	rpma_mr_local *mr = gpspm_region(rkey, raddr, len, &status);
 	if (mr != nullptr && len)
-		mr->persist(reinterpret_cast<const void *>(static_cast<uintptr_t>(raddr)), len);
+		mr->persist_range(reinterpret_cast<const void *>(static_cast<uintptr_t>(raddr)),
+				  len);
 	pthread_rwlock_unlock(&gpspm_lock);
 	return status;
 }

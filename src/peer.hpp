@@ -53,7 +53,8 @@ struct rpma_peer {
 		      ibv_srq *srq) const;
 
 	/* Puts mr on (takes it off) the list of regions GPSPM may flush. */
-	void gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist);
+	void gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist,
+			 rpma_persist_ctx_fn *persist_ctx, void *ctx);
 	void gpspm_withdraw(rpma_mr_local *mr);
 
 	/*

@@ -393,6 +393,9 @@ void is_up_follows_the_events()
 
 	rpma::conn no_conn;
 	CHECK(no_conn.is_up().error() == rpma::errc::inval);
+	/* no GPSPM on the connection: nothing to wait for; none: refused */
+	CHECK(fx.conn.wait_flush_room(0));
+	CHECK(no_conn.wait_flush_room(0).error() == rpma::errc::inval);
 }
 
 void descriptors_round_trip()
@@ -492,6 +495,12 @@ void persist_nothing(const void *, std::size_t)
 {
 }
 
+int persist_ctx_calls;
+void persist_nothing_ctx(void *ctx, const void *, std::size_t)
+{
+	++*static_cast<int *>(ctx);
+}
+
 void versioned_descriptors_and_gpspm_cfg()
 {
 	auto peer = rpma::peer::create(fake_verbs_context());
@@ -519,6 +528,12 @@ void versioned_descriptors_and_gpspm_cfg()
 	CHECK(mr->get_versioned_descriptor(desc) && desc[23] == std::byte{ 0x03 });
 	CHECK(mr->set_persist_fn(nullptr));
 	CHECK(mr->get_versioned_descriptor(desc) && desc[23] == std::byte{ 0x01 });
+	/* with a context, the same offer */
+	CHECK(mr->set_persist_fn(persist_nothing_ctx, &persist_ctx_calls));
+	CHECK(mr->get_versioned_descriptor(desc) && desc[23] == std::byte{ 0x03 });
+	CHECK(mr->set_persist_fn(static_cast<rpma_persist_ctx_fn *>(nullptr), nullptr));
+	CHECK(mr->get_versioned_descriptor(desc) && desc[23] == std::byte{ 0x01 });
+	CHECK(persist_ctx_calls == 0);
 	auto plain = rpma::mr_local::reg(*peer, buf, sizeof(buf), rpma::usage::write_dst);
 	CHECK(plain);
 	CHECK(plain->set_persist_fn(persist_nothing).error() == rpma::errc::inval);

@@ -1927,6 +1927,111 @@ static void target__atomic_write_fenced(void **state)
 	expect_served(at(0), 8, rkey, ST_OK);
 }
 
+/*
+ * Waiting for room: after RPMA_E_AGAIN, rpma_conn_wait_flush_room handles
+ * the answers that free places, and keeps the other completions it finds
+ */
+static void room__wait_after_again(void **state)
+{
+	(void)state;
+	static int ctx[TARGET_DEPTH + 1];
+	struct req r[TARGET_DEPTH];
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		r[i] = flush(0, 8, ON_ERROR, &ctx[i]);
+	FX_REFUSED(RPMA_E_AGAIN, rpma_flush(g.conn, rmr, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT, ALWAYS,
+					    &ctx[TARGET_DEPTH]));
+	/* nothing answered: no room, within the time given */
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), RPMA_E_NO_COMPLETION);
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		sent(r[i], IBV_WC_SUCCESS);
+	/* an operation of the application posted after them, then the first answer */
+	op_completes(0x41, IBV_WC_RDMA_WRITE);
+	answer(r[0], ST_OK);
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), 0);
+	r[0] = flush(0, 8, ALWAYS, &ctx[TARGET_DEPTH]);
+	/* the write's completion was kept, and waits for the other answers */
+	expect_nothing();
+	answer(r[1], ST_OK);
+	answer(r[2], ST_OK);
+	expect_op(0x41, RPMA_OP_WRITE);
+	sent(r[0], IBV_WC_SUCCESS);
+	answer(r[0], ST_OK);
+	expect_flush(&ctx[TARGET_DEPTH], IBV_WC_SUCCESS);
+	expect_nothing();
+	/* room now: at once */
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, -1), 0);
+}
+
+/* nothing to wait for without GPSPM; refused where the application has no CQ */
+static void room__other_connections(void **state)
+{
+	(void)state;
+	struct rpma_conn *plain = fx_conn_active(NULL, NULL);
+	assert_int_equal(rpma_conn_wait_flush_room(plain, -1), 0);
+	fx_conn_delete(&plain);
+	fx_release();
+	fx_fresh();
+	assert_int_equal(rpma_conn_wait_flush_room(NULL, 0), RPMA_E_INVAL);
+	struct gconn t;
+	gconn_open(&t, RPMA_GPSPM_THREAD, DEPTH);
+	vd_apply_target(t.conn, false, TARGET_DEPTH);
+	FX_REFUSED(RPMA_E_INVAL, rpma_conn_wait_flush_room(t.conn, 0));
+	fx_conn_delete(&t.conn);
+}
+
+/* a persist function with a context: given back, with the range */
+struct persist_ctx_calls {
+	int calls;
+	const void *ptr;
+	size_t len;
+};
+
+static void persist_with_ctx(void *ctx, const void *ptr, size_t len)
+{
+	struct persist_ctx_calls *c = ctx;
+	c->calls++;
+	c->ptr = ptr;
+	c->len = len;
+}
+
+static void target__persist_ctx_fn(void **state)
+{
+	(void)state;
+	static struct persist_ctx_calls seen;
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(rpma_mr_set_persist_ctx_fn(lmr, persist_with_ctx, &seen), 0);
+	const uint32_t rkey = fx_mr_rkey(lmr);
+	expect_served(at(256), 128, rkey, ST_OK);
+	assert_int_equal(seen.calls, 1);
+	assert_ptr_equal(seen.ptr, pmem + 256);
+	assert_int_equal(seen.len, 128);
+	/* in place of the function without one */
+	assert_int_equal(persist_calls(), 0);
+	/* the region offers GPSPM as with rpma_mr_set_persist_fn */
+	uint8_t d[VD_REGION_SIZE];
+	size_t size = 0;
+	assert_int_equal(rpma_mr_get_versioned_descriptor_size(lmr, &size), 0);
+	assert_int_equal(size, VD_REGION_SIZE);
+	assert_int_equal(rpma_mr_get_versioned_descriptor(lmr, d), 0);
+	assert_true(d[23] & VD_GPSPM);
+	/* and a plain function takes its place again */
+	assert_int_equal(rpma_mr_set_persist_fn(lmr, persist_a), 0);
+	expect_served(at(0), 8, rkey, ST_OK);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(persist_calls(), 1);
+	/* NULL withdraws the offer */
+	assert_int_equal(rpma_mr_set_persist_ctx_fn(lmr, NULL, NULL), 0);
+	expect_served(at(0), 8, rkey, ST_NO_REGION);
+	assert_int_equal(rpma_mr_get_versioned_descriptor(lmr, d), 0);
+	assert_false(d[23] & VD_GPSPM);
+	/* a region not registered for persistent flush cannot offer it */
+	static char dram[4096] __attribute__((aligned(64)));
+	struct rpma_mr_local *mr = fx_mr(dram, sizeof(dram), RPMA_MR_USAGE_WRITE_DST);
+	FX_REFUSED(RPMA_E_INVAL, rpma_mr_set_persist_ctx_fn(mr, persist_with_ctx, &seen));
+	assert_int_equal(rpma_mr_set_persist_ctx_fn(NULL, persist_with_ctx, &seen), RPMA_E_INVAL);
+	fx_mr_dereg(&mr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1960,6 +2065,9 @@ int main(void)
 		T(target__atomic_write),
 		T(target__atomic_write_not_writable),
 		T(target__atomic_write_fenced),
+		T(room__wait_after_again),
+		TF(room__other_connections),
+		T(target__persist_ctx_fn),
 		T(client__status_mapping),
 		T(client__send_fails),
 		T(client__send_fails_after_answer),
