@@ -120,7 +120,9 @@ void conn_flush::sweep(completion_out *out, uint32_t qp_num)
 		if (!(state & FLUSH_SLOT_IN_USE))
 			continue;
 		const void *op_context = slot->op_context;
-		const bool report = slot->signaled && !(state & FLUSH_SLOT_COMPLETED);
+		/* an answer held for its send's completion, which will not come now */
+		const bool held = state & FLUSH_SLOT_ANSWER_HELD;
+		const bool report = (slot->signaled && !(state & FLUSH_SLOT_COMPLETED)) || held;
 		/* a completion that comes after all finds the slot retired, and is dropped */
 		if (!slot->state.compare_exchange_strong(state, FLUSH_SLOT_SWEPT,
 							 std::memory_order_acq_rel))
@@ -129,8 +131,11 @@ void conn_flush::sweep(completion_out *out, uint32_t qp_num)
 			gpspm->in_flight.fetch_sub(1, std::memory_order_relaxed);
 		if (report) {
 			ibv_wc wc;
+			const ibv_wc_status status =
+			    held ? gpspm_answer_wc_status(slot->answer_status)
+				 : IBV_WC_WR_FLUSH_ERR;
 			const bool is_flush = library_slot_completion(
-			    op_context, state & FLUSH_SLOT_WRITE, IBV_WC_WR_FLUSH_ERR, qp_num, &wc);
+			    op_context, state & FLUSH_SLOT_WRITE, status, qp_num, &wc);
 			out->put(wc, is_flush);
 		}
 	}

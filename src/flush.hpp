@@ -57,6 +57,8 @@ struct flush_slot {
 	bool signaled;
 	/* GPSPM: the place of its request among those sent (gpspm_engine::requests_sent) */
 	uint64_t sent_index;
+	/* GPSPM: the answer's status, while FLUSH_SLOT_ANSWER_HELD */
+	uint8_t answer_status;
 	/* FLUSH_SLOT_* bits; 0 when free */
 	std::atomic<uint8_t> state{ 0 };
 };
@@ -75,6 +77,12 @@ enum flush_slot_state : uint8_t {
 	FLUSH_SLOT_SWEPT = 1 << 4,
 	/* GPSPM: an atomic write, not a flush (its completion is a write's) */
 	FLUSH_SLOT_WRITE = 1 << 5,
+	/*
+	 * GPSPM: the answer came before the request's own send completion; its
+	 * completion waits for that one, which comes after the completions of
+	 * everything posted before the request (answer_status keeps it)
+	 */
+	FLUSH_SLOT_ANSWER_HELD = 1 << 6,
 };
 
 /*

@@ -130,7 +130,9 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 		answer_lost(g);
 }
 
-ibv_wc_status status_of_answer(uint8_t status)
+} /* namespace */
+
+ibv_wc_status gpspm_answer_wc_status(uint8_t status)
 {
 	switch (status) {
 	case GPSPM_OK:
@@ -145,6 +147,9 @@ ibv_wc_status status_of_answer(uint8_t status)
 		return IBV_WC_REM_INV_REQ_ERR;
 	}
 }
+
+namespace
+{
 
 /* A flush request from the peer, decoded. */
 void serve(gpspm_engine *g, const gpspm_message &m)
@@ -237,6 +242,24 @@ void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status, co
 	}
 }
 
+/*
+ * A request whose answer came before its send's completion, now that the
+ * send has completed: its completion, if the answer made one, then the slot.
+ */
+void emit_held_answer(gpspm_engine *g, conn_flush *flush, flush_slot *slot, uint8_t prev,
+		      uint64_t key, completion_out *out)
+{
+	const void *op_context = slot->op_context;
+	const uint8_t status = slot->answer_status;
+	flush->release(slot);
+	if (!(prev & FLUSH_SLOT_ANSWER_HELD))
+		return;
+	ibv_wc c;
+	const bool is_flush = library_slot_completion(
+	    op_context, prev & FLUSH_SLOT_WRITE, gpspm_answer_wc_status(status), g->qp->qp_num, &c);
+	emit(g, c, is_flush, key, out);
+}
+
 /* An answer to one of this side's requests, decoded. */
 void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, completion_out *out)
 {
@@ -257,8 +280,6 @@ void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, compl
 	const void *op_context = slot->op_context;
 	const bool signaled = slot->signaled;
 	const bool write = state & FLUSH_SLOT_WRITE;
-	/* its send's completion not taken yet: its place is the answer's */
-	const uint64_t key = request_key((state & FLUSH_SLOT_SENT) ? slot->sent_index : place);
 	if (status != GPSPM_OK && !write) {
 		RPMA_LOG_ERROR("the target refused a GPSPM flush (status %u): no atomic write on "
 			       "this connection can land behind it any more",
@@ -268,20 +289,31 @@ void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, compl
 	} else if (status != GPSPM_OK) {
 		RPMA_LOG_ERROR("the target refused a GPSPM atomic write (status %u)", status);
 	}
+	const bool report = signaled || status != GPSPM_OK;
+	/*
+	 * Its send's completion not taken yet: operations posted before the
+	 * request may not have completed either, so its completion waits for
+	 * that send completion, which comes after theirs.
+	 */
+	if (!(state & FLUSH_SLOT_SENT) && report) {
+		slot->answer_status = status;
+		slot->state.fetch_or(FLUSH_SLOT_ANSWER_HELD, std::memory_order_relaxed);
+	}
 	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_COMPLETED);
 	if (prev & FLUSH_SLOT_COMPLETED)
 		return; /* its error completion went out already */
+	(void)place;
 	g->in_flight.fetch_sub(1, std::memory_order_release);
-	/* the slot goes when its request's send has completed too */
-	if (prev & FLUSH_SLOT_SENT)
-		flush->release(slot);
+	if (!(prev & FLUSH_SLOT_SENT))
+		return; /* the send's completion releases the slot, and completes it */
+	flush->release(slot);
 
-	if (!signaled && status == GPSPM_OK)
+	if (!report)
 		return;
 	ibv_wc wc;
-	const bool is_flush = library_slot_completion(op_context, write, status_of_answer(status),
-						      g->qp->qp_num, &wc);
-	emit(g, wc, is_flush, key, out);
+	const bool is_flush = library_slot_completion(
+	    op_context, write, gpspm_answer_wc_status(status), g->qp->qp_num, &wc);
+	emit(g, wc, is_flush, request_key(slot->sent_index), out);
 }
 
 void *serving_thread(void *arg);
@@ -541,7 +573,7 @@ void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, co
 		slot->sent_index = g->requests_sent++;
 		const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT);
 		if (prev & FLUSH_SLOT_COMPLETED) {
-			flush->release(slot);
+			emit_held_answer(g, flush, slot, prev, key, out);
 			return;
 		}
 		if (!g->broken.load(std::memory_order_acquire))
@@ -549,9 +581,12 @@ void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, co
 		/* the connection failed before this send was seen: no answer will come */
 	}
 	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT | FLUSH_SLOT_COMPLETED);
-	flush->release(slot);
-	if (prev & FLUSH_SLOT_COMPLETED)
+	if (prev & FLUSH_SLOT_COMPLETED) {
+		/* answered already: the answer says what became of it */
+		emit_held_answer(g, flush, slot, prev, key, out);
 		return;
+	}
+	flush->release(slot);
 	g->in_flight.fetch_sub(1, std::memory_order_release);
 	ibv_wc c;
 	const bool is_flush = library_slot_completion(

@@ -258,6 +258,9 @@ void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_o
  */
 void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out);
 
+/* The status of the completion of a request the target answered with status. */
+ibv_wc_status gpspm_answer_wc_status(uint8_t status);
+
 /* Whether completions are held (a connection that is down: still to be taken). */
 bool gpspm_holds(const gpspm_engine *g);
 
