@@ -1003,7 +1003,7 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 		if (batch[i].native.placement)
 			native = true;
 		if (i)
-			batch[i - 1].wr.next = &batch[i].wr;
+			batch[i - 1].last()->next = &batch[i].wr;
 	}
 	if (native)
 		return post_batch_ex(conn, batch, count, failed);
@@ -1015,7 +1015,8 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 		return 0;
 	int first_unposted = 0;
 	for (int i = 0; i < count; i++) {
-		if (&batch[i].wr == bad_wr) {
+		/* an element whose fence was not posted did not go as a whole */
+		if (&batch[i].wr == bad_wr || batch[i].last() == bad_wr) {
 			first_unposted = i;
 			break;
 		}

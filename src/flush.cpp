@@ -201,6 +201,28 @@ rpma_flush_method choose_flush_method(const flush_capabilities &caps, const rpma
 	return RPMA_FLUSH_METHOD_NONE;
 }
 
+/*
+ * iWARP completes a write or a send when it is handed to the transport,
+ * and goes on with the send queue while a read waits for its response: a
+ * write posted after the flush's read would complete first, and the
+ * application would take the flush as done. So the read is followed by an
+ * empty write with IBV_SEND_FENCE, which does not start before the read
+ * completed, and which carries the flush's completion (the read's wr_id
+ * and signaling; the read itself completes only when it fails). Everything
+ * posted after it goes after it. One doorbell for both.
+ */
+static void fence_read(prepared_wr *p)
+{
+	p->fence = ibv_send_wr{};
+	p->fence.wr_id = p->wr.wr_id;
+	p->fence.opcode = IBV_WR_RDMA_WRITE;
+	p->fence.send_flags = IBV_SEND_FENCE | p->wr.send_flags;
+	p->fence.wr.rdma.remote_addr = p->wr.wr.rdma.remote_addr;
+	p->fence.wr.rdma.rkey = p->wr.wr.rdma.rkey;
+	p->wr.send_flags = 0;
+	p->wr.next = &p->fence;
+}
+
 int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset,
 				   size_t len, unsigned send_flags, const void *op_context,
 				   prepared_wr *p)
@@ -224,6 +246,7 @@ int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, s
 		read_len = dst->size - read_offset;
 
 	conn_flush *flush = conn->flush;
+	const bool iwarp = conn->peer->iwarp;
 	p->sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
 	p->sge.length = static_cast<uint32_t>(read_len);
 	p->sge.lkey = flush->sink_mr->lkey;
@@ -239,17 +262,18 @@ int flush_read_after_write_prepare(rpma_conn *conn, const rpma_mr_remote *dst, s
 	if (!(send_flags & IBV_SEND_SIGNALED)) {
 		/* only a failure completes: remembered, to be told as a flush */
 		p->wr.wr_id = flush->track_unsignaled(op_context);
-		return 0;
+	} else {
+		p->slot = flush->claim(op_context, true, 0);
+		if (p->slot == nullptr) {
+			RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send "
+				       "queue and CQ can hold");
+			return RPMA_E_NOMEM;
+		}
+		p->wr.wr_id = flush->wr_id_of(p->slot);
+		p->wr.send_flags = IBV_SEND_SIGNALED;
 	}
-
-	p->slot = flush->claim(op_context, true, 0);
-	if (p->slot == nullptr) {
-		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "
-			       "and CQ can hold");
-		return RPMA_E_NOMEM;
-	}
-	p->wr.wr_id = flush->wr_id_of(p->slot);
-	p->wr.send_flags = IBV_SEND_SIGNALED;
+	if (iwarp)
+		fence_read(p);
 	return 0;
 }
 

@@ -270,6 +270,17 @@ struct prepared_wr {
 	 * verbs::post_send_ex, as ibv_post_send cannot carry it.
 	 */
 	verbs::native_flush_wr native;
+	/*
+	 * iWARP: a read-after-write flush is followed by a fenced empty write
+	 * (wr.next == &fence), which carries the flush's completion.
+	 */
+	ibv_send_wr fence;
+
+	/* The last work request of this one: the fence, or wr itself. */
+	ibv_send_wr *last()
+	{
+		return wr.next == &fence ? &fence : &wr;
+	}
 };
 
 /*

@@ -668,11 +668,92 @@ static void doc__wire_format_examples(void **state)
 	fx_conn_delete(&conn);
 }
 
+/*
+ * iWARP completes a write when it is handed to the transport and goes on
+ * while a read waits: a read-after-write flush is followed, in the same
+ * post, by an empty fenced write that carries its completion, so nothing
+ * posted after it completes before the read did.
+ */
+static void iwarp__flush_read_is_fenced(void **state)
+{
+	(void)state;
+	assert_int_equal(rpma_peer_delete(&fx_peer), 0);
+	fake_verbs_set_iwarp(true);
+	assert_int_equal(rpma_peer_new(fake_verbs_context(), &fx_peer), 0);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	struct ibv_cq *icq = id->qp->send_cq;
+	struct rpma_mr_remote *rmr = region(VERSIONED, USAGE);
+	vd_apply_target(conn, true, 0);
+	for (int signaled = 0; signaled <= 1; signaled++) {
+		const int flags = signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
+		unsigned sends = fake_verbs_sends();
+		unsigned posts = fake_verbs_calls(FAKE_POST_SEND);
+		assert_int_equal(
+		    rpma_flush(conn, rmr, OFFSET, LEN, RPMA_FLUSH_TYPE_PERSISTENT, flags, &ctx), 0);
+		/* two work requests, one doorbell */
+		assert_int_equal(fake_verbs_sends(), sends + 2);
+		assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), posts + 1);
+		const struct fake_send_record *rd = fake_verbs_send(sends);
+		const struct fake_send_record *wr = fake_verbs_send(sends + 1);
+		assert_int_equal(rd->wr.opcode, IBV_WR_RDMA_READ);
+		assert_int_equal(rd->wr.send_flags & IBV_SEND_SIGNALED, 0);
+		assert_int_equal(wr->wr.opcode, IBV_WR_RDMA_WRITE);
+		assert_int_equal(wr->wr.num_sge, 0);
+		assert_true(wr->wr.send_flags & IBV_SEND_FENCE);
+		assert_int_equal(!!(wr->wr.send_flags & IBV_SEND_SIGNALED), signaled);
+		/* the same flush: either completion names it */
+		assert_int_equal(wr->wr.wr_id, rd->wr.wr_id);
+		assert_int_equal(wr->wr.wr.rdma.rkey, RKEY);
+		assert_int_equal(wr->wr.wr.rdma.remote_addr, rd->wr.wr.rdma.remote_addr);
+
+		/* the flush completes with the write's completion, as a flush */
+		struct rpma_cq *cq = NULL;
+		assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+		struct ibv_wc w = fx_wc(wr->wr.wr_id, IBV_WC_RDMA_WRITE,
+					signaled ? IBV_WC_SUCCESS : IBV_WC_REM_ACCESS_ERR);
+		fake_verbs_push_wc(icq, &w);
+		if (!signaled) {
+			/* failed: the read's own completion and the write's, one flush */
+			struct ibv_wc r = fx_wc(rd->wr.wr_id, IBV_WC_RDMA_READ, IBV_WC_REM_ACCESS_ERR);
+			fake_verbs_push_wc(icq, &r);
+		}
+		struct rpma_completion c;
+		assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
+		assert_ptr_equal(c.op_context, &ctx);
+		assert_int_equal(c.op, RPMA_OP_FLUSH);
+		assert_int_equal(c.op_status, signaled ? IBV_WC_SUCCESS : IBV_WC_REM_ACCESS_ERR);
+		assert_int_equal(rpma_cq_get_completion(cq, &c), RPMA_E_NO_COMPLETION);
+	}
+	/* a batch chains after the fence */
+	struct rpma_batch_op ops[2];
+	memset(ops, 0, sizeof(ops));
+	for (int i = 0; i < 2; i++) {
+		ops[i].op = RPMA_OP_FLUSH;
+		ops[i].flags = RPMA_F_COMPLETION_ALWAYS;
+		ops[i].op_context = &ctx;
+		ops[i].remote = rmr;
+		ops[i].remote_offset = OFFSET;
+		ops[i].len = 8;
+		ops[i].flush_type = RPMA_FLUSH_TYPE_VISIBILITY;
+	}
+	unsigned sends = fake_verbs_sends();
+	assert_int_equal(rpma_post_batch(conn, ops, 2, NULL), 0);
+	assert_int_equal(fake_verbs_sends(), sends + 4);
+	static const enum ibv_wr_opcode want[] = { IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE,
+						   IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE };
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(fake_verbs_send(sends + i)->wr.opcode, want[i]);
+	fx_mr_remote_delete(&rmr);
+	fx_conn_delete(&conn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 		T(method__every_combination),
+		T(iwarp__flush_read_is_fenced),
 		T(method__legacy_target),
 		T(method__refusals_are_logged),
 		T(method__usage_rules),
