@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <ctime>
+#include <fcntl.h>
 #include <new>
 #include <poll.h>
 
@@ -356,10 +357,41 @@ int rpma_cq::ack_and_rearm()
 	return 0;
 }
 
+/* Whether fd can be read now, without waiting. */
+static bool readable_now(int fd)
+{
+	pollfd pfd = { fd, POLLIN, 0 };
+	return ::poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+}
+
+/*
+ * Reads one event of the CQ's own channel if one is there now, and
+ * acknowledges it and re-arms the CQ; RPMA_E_NO_COMPLETION when there is
+ * none. Under the CQ's event lock, after a look that does not wait: two
+ * threads that poll() woke for one event would otherwise both read, and
+ * the second would block in ibv_get_cq_event() until the next event, for
+ * ever when none comes.
+ */
+static int take_event_now(rpma_cq *cq)
+{
+	std::lock_guard<std::mutex> guard(cq->event_lock);
+	if (!readable_now(cq->channel->fd))
+		return RPMA_E_NO_COMPLETION;
+	ibv_cq *ev_cq = nullptr;
+	void *ev_ctx = nullptr;
+	if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx)) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return RPMA_E_NO_COMPLETION;
+		return RPMA_PROVIDER_FAILED(errno, "ibv_get_cq_event");
+	}
+	return cq->ack_event_of(ev_cq);
+}
+
 /*
  * Waits up to timeout_ms (< 0: no limit) for one event on the CQ's own
  * channel, then acknowledges it and re-arms the CQ. RPMA_E_NO_COMPLETION
- * when none came. poll() first, so that a non-blocking fd does not spin.
+ * when none came, or another thread took it. poll() first, so that a
+ * non-blocking fd does not spin.
  */
 static int wait_for_event(rpma_cq *cq, int timeout_ms)
 {
@@ -369,16 +401,7 @@ static int wait_for_event(rpma_cq *cq, int timeout_ms)
 		return ready;
 	if (ready == 0)
 		return RPMA_E_NO_COMPLETION;
-
-	ibv_cq *ev_cq = nullptr;
-	void *ev_ctx = nullptr;
-	if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx)) {
-		/* another thread took the event first */
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-			return RPMA_E_NO_COMPLETION;
-		return RPMA_PROVIDER_FAILED(errno, "ibv_get_cq_event");
-	}
-	return cq->ack_event_of(ev_cq);
+	return take_event_now(cq);
 }
 
 /* A CQ that the library's GPSPM thread polls is not the application's. */
@@ -409,16 +432,37 @@ int rpma_cq_wait(struct rpma_cq *cq)
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
 
-	int ret = wait_1x(cq->channel->fd, cq->conn);
-	if (ret < 0)
-		return ret;
-	if (ret == WAIT_1X_ORPHANS)
-		return cq->flush ? 0 : RPMA_E_NO_COMPLETION; /* no event: poll for them */
-	ibv_cq *ev_cq = nullptr;
-	ret = get_cq_event_1x(cq->channel, &ev_cq);
-	if (ret)
-		return ret;
-	return cq->ack_event_of(ev_cq);
+	const int fd = cq->channel->fd;
+	const int fl = fcntl(fd, F_GETFL);
+	const bool blocking = fl >= 0 && !(fl & O_NONBLOCK);
+	for (;;) {
+		int ret = wait_1x(fd, cq->conn);
+		if (ret < 0)
+			return ret;
+		if (ret == WAIT_1X_ORPHANS)
+			return cq->flush ? 0 : RPMA_E_NO_COMPLETION; /* no event: poll for them */
+		if (!blocking) {
+			/* the application's non-blocking fd: the read says at once, as in 1.x */
+			ibv_cq *ev_cq = nullptr;
+			ret = get_cq_event_1x(cq->channel, &ev_cq);
+			if (ret)
+				return ret;
+			return cq->ack_event_of(ev_cq);
+		}
+		/* a CQ of no connection: wait_1x() watched nothing */
+		if (cq->conn == nullptr) {
+			pollfd pfd = { fd, POLLIN, 0 };
+			if (::poll(&pfd, 1, -1) < 0 && errno != EINTR)
+				return RPMA_PROVIDER_FAILED(errno,
+							    "poll on the completion channel");
+		}
+		/* another thread took this event: wait for the next, as 1.x would */
+		ret = take_event_now(cq);
+		if (ret == RPMA_E_PROVIDER)
+			return RPMA_E_NO_COMPLETION; /* a failed read, as librpma 1.x reported it */
+		if (ret != RPMA_E_NO_COMPLETION)
+			return ret;
+	}
 }
 
 int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include <infiniband/verbs.h>
 
@@ -61,6 +62,12 @@ struct rpma_cq {
 	 * death ends the wait); NULL for the CQ of a shared receive queue.
 	 */
 	rpma_conn *conn;
+	/*
+	 * Held while an event is read from the channel after poll() said it is
+	 * there: of the threads woken for one event, one reads it and the
+	 * others find none, rather than block in the read until the next.
+	 */
+	std::mutex event_lock;
 
 	/* Polls up to n work completions, translating nothing. */
 	int poll(int n, ibv_wc *wc);

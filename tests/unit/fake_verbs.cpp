@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <deque>
 #include <endian.h>
 #include <map>
@@ -78,7 +79,8 @@ struct fake_comp_channel {
 	ibv_comp_channel ch;
 	std::deque<fake_cq *> events;
 	unsigned cqs;
-	bool broken; /* fake_verbs_break_comp_channel() */
+	bool broken;	       /* fake_verbs_break_comp_channel() */
+	bool blocking = false; /* fake_verbs_set_blocking_channels() */
 };
 
 struct fake_cq {
@@ -163,6 +165,9 @@ struct state {
 	std::vector<failure> failures[FAKE_CALL_MAX];
 
 	bool iwarp = false;
+	bool blocking_channels = false;
+	/* ibv_get_cq_event() takes this long before it takes its event */
+	std::atomic<int> cq_event_delay_ms{ 0 };
 	bool odp = false;
 	bool atomic_write = false;
 	bool flush = false;
@@ -624,6 +629,8 @@ void reset_locked()
 		s.failures[i].clear();
 	}
 	s.iwarp = s.odp = s.atomic_write = s.flush = false;
+	s.blocking_channels = false;
+	s.cq_event_delay_ms = 0;
 	s.pmem = nullptr;
 	s.pmem_len = 0;
 	s.misuse = 0;
@@ -929,8 +936,13 @@ ibv_comp_channel *create_comp_channel(ibv_context *ctx)
 		return fail_null<ibv_comp_channel>(EINVAL);
 	auto *ch = new fake_comp_channel();
 	ch->ch.context = ctx;
-	/* ibv_get_cq_event() on it never blocks: the fd says so, as an O_NONBLOCK one would */
-	ch->ch.fd = new_eventfd(EFD_NONBLOCK);
+	/*
+	 * ibv_get_cq_event() on it never blocks: the fd says so, as an
+	 * O_NONBLOCK one would; with blocking channels, as rdma-core's are by
+	 * default, a read of an empty one is a misuse (it would hang)
+	 */
+	ch->ch.fd = new_eventfd(s.blocking_channels ? 0 : EFD_NONBLOCK);
+	ch->blocking = s.blocking_channels;
 	ch->ch.refcnt = 0;
 	add_live(ch, kind::comp_channel);
 	return &ch->ch;
@@ -1035,6 +1047,8 @@ int req_notify_cq(ibv_cq *cq)
 int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context)
 {
 	state &s = st();
+	if (const int delay = s.cq_event_delay_ms.load())
+		usleep(static_cast<useconds_t>(delay) * 1000);
 	guard g(s.lock);
 	if (int err = enter(FAKE_GET_CQ_EVENT); err != GO_ON)
 		return fail_minus1(err);
@@ -1043,8 +1057,12 @@ int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context)
 	auto *ch = as<fake_comp_channel>(channel);
 	if (ch->broken)
 		return fail_minus1(EIO);
-	if (ch->events.empty())
+	if (ch->events.empty()) {
+		if (ch->blocking)
+			misuse("ibv_get_cq_event on a blocking channel with no event: it would "
+			       "wait for the next one");
 		return fail_minus1(EAGAIN);
+	}
 	fake_cq *c = ch->events.front();
 	ch->events.pop_front();
 	eventfd_consume(ch->ch.fd);
@@ -1349,8 +1367,9 @@ int post_send_ex(ibv_qp *qp, ibv_send_wr *wr, const native_flush_wr *flush)
 			}
 			if (f.placement != NATIVE_FLUSH_GLOBAL &&
 			    f.placement != NATIVE_FLUSH_PERSISTENT) {
-				misuse("ibv_wr_flush: placement %u is neither global nor persistent",
-				       f.placement);
+				misuse(
+				    "ibv_wr_flush: placement %u is neither global nor persistent",
+				    f.placement);
 				return fail_ret(EINVAL);
 			}
 			rec.wr.opcode = static_cast<ibv_wr_opcode>(FAKE_WR_FLUSH);
@@ -2011,6 +2030,17 @@ int fake_verbs_live_objects(void)
 struct ibv_context *fake_verbs_context(void)
 {
 	return &fake_context;
+}
+
+void fake_verbs_set_cq_event_delay(int ms)
+{
+	st().cq_event_delay_ms = ms;
+}
+
+void fake_verbs_set_blocking_channels(bool blocking)
+{
+	guard g(st().lock);
+	st().blocking_channels = blocking;
 }
 
 void fake_verbs_set_iwarp(bool iwarp)

@@ -86,6 +86,20 @@ struct ibv_context *fake_verbs_context(void);
 /* Make the device look like iWARP (true) or InfiniBand/RoCE (false). */
 void fake_verbs_set_iwarp(bool iwarp);
 
+/*
+ * Completion channels made from now on are blocking, as rdma-core's are by
+ * default: ibv_get_cq_event() when no event is queued is a misuse (it would
+ * wait for the next event), reported by fake_verbs_misuse().
+ */
+void fake_verbs_set_blocking_channels(bool blocking);
+
+/*
+ * ibv_get_cq_event() waits ms milliseconds before it takes the event, as a
+ * thread descheduled between poll() and its read would: two threads woken
+ * for one event both get to read.
+ */
+void fake_verbs_set_cq_event_delay(int ms);
+
 /* Make the device report on-demand paging support for RC (and implicit ODP). */
 void fake_verbs_set_odp(bool odp);
 

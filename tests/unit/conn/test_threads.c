@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fixture.h"
 
@@ -595,6 +596,56 @@ static int threads_setup(void **state)
 	return 0;
 }
 
+/*
+ * Two threads wait on one CQ (rpma_cq_wait_completion) and one event comes:
+ * both are woken, one takes the event and the completion, and the other
+ * must not read the channel (a blocking one, as rdma-core's are), where it
+ * would wait for an event that may never come.
+ */
+struct waiter {
+	struct rpma_cq *cq;
+	int ret;
+	struct rpma_completion cmpl;
+};
+
+static void *wait_one(void *arg)
+{
+	struct waiter *w = arg;
+	w->ret = rpma_cq_wait_completion(w->cq, &w->cmpl, 400);
+	return NULL;
+}
+
+static void waiting__two_threads_one_event(void **state)
+{
+	(void)state;
+	fake_verbs_set_blocking_channels(true);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	struct rpma_cq *cq = NULL;
+	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	/* both get past poll() before either reads */
+	fake_verbs_set_cq_event_delay(50);
+	struct waiter w[2] = { { .cq = cq }, { .cq = cq } };
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, wait_one, &w[i]), 0);
+	usleep(50000); /* both asleep in poll() */
+	struct ibv_wc wc = fx_wc(0x51, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
+	fake_verbs_push_wc(id->qp->send_cq, &wc);
+	fake_verbs_push_cq_event(id->qp->send_cq->channel, id->qp->send_cq);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	fake_verbs_set_cq_event_delay(0);
+	/* one has the completion, the other nothing after its time */
+	const int got = w[0].ret == 0 ? 0 : 1;
+	assert_int_equal(w[got].ret, 0);
+	assert_ptr_equal(w[got].cmpl.op_context, (void *)0x51);
+	assert_int_equal(w[1 - got].ret, RPMA_E_NO_COMPLETION);
+	/* the other did not read the empty channel */
+	assert_int_equal(fake_verbs_misuse(), 0);
+	fx_conn_delete(&conn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -605,6 +656,7 @@ int main(void)
 		T(configuration__changed_while_read),
 		T(logging__changed_while_logging),
 		T(provider_error__kept_per_thread),
+		T(waiting__two_threads_one_event),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);
