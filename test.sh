@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Sets up and runs every test: installs what is missing (Debian 12), builds
-# with warnings as errors, runs the unit, ABI, C++, man page, rdma, interop
-# and example suites (rdma, interop and examples over soft RoCE and soft
-# iWARP in a small VM when this host has no RDMA device), runs the
+# with warnings as errors, runs the unit, crash model, mutation, ABI, C++,
+# man page, rdma, oracle, interop and example suites (rdma, oracle, interop
+# and examples over soft RoCE and soft iWARP in a small VM when this host
+# has no RDMA device), runs the
 # device-free suites once more under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the unit and C++ tests once more under
 # ThreadSanitizer (suite tsan), fuzzes the decoders of network bytes with
@@ -87,6 +88,8 @@ if [ $# -eq 0 ] && [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
 fi
 
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@" || status=$?
+# the mutation score, and the seeds the oracle ran with (to rerun one)
+grep -h -e '^mutation: [0-9]* of' -e 'oracle_.*\] seed ' "$build/meson-logs/testlog.txt" || true
 summaries=("$build")
 phase_done tests
 

@@ -5,8 +5,8 @@ closing line 'N passed, N failed, N skipped'. Exits 1 when anything failed.
 
 What is counted, each once: every distinct test case. A case is a TAP line
 of a TAP test (a cmocka case, an rdma program run in the VM), or a test
-without TAP. The rdma programs run over rxe and siw and again on Debian 13
-(rdma-native), the reliability programs over rxe and siw: those runs are
+without TAP. The rdma and oracle programs run over rxe and siw and again on
+Debian 13 (rdma-native), the reliability programs over rxe and siw: those runs are
 one case per program, failed when any run
 failed, passed when one passed and none failed, skipped when all were
 skipped. Reruns in a build given with a LABEL (under a sanitizer) and the
@@ -27,9 +27,9 @@ import sys
 from collections import OrderedDict, defaultdict
 
 TAP = re.compile(r'^(not ok|ok)\b\s*(\d+)?\s*(?:-\s*)?([^#]*?)\s*(#\s*(SKIP|TODO)\b.*)?$', re.I)
-# the runs of the VM's programs over a provider: the rdma suite's, also on
-# Debian 13 (rdma-native), and the reliability suite's
-VM_RUN = re.compile(r'^(rdma|rdma-native|reliability)-(rxe|siw)$')
+# the runs of the VM's programs over a provider: the rdma and oracle suites',
+# also on Debian 13 (rdma-native), and the reliability suite's
+VM_RUN = re.compile(r'^(rdma|rdma-native|reliability|oracle)-(rxe|siw)$')
 SMOKE = re.compile(r'^rdma-smoke-')
 
 PASS, FAIL, SKIP = 'passed', 'failed', 'skipped'

@@ -1,0 +1,539 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""
+mutate.py -- the mutation runner behind tests/mutation/run.sh
+
+A scratch copy of the tree (the files git knows of, as they are in the
+working tree, plus the untracked files git does not ignore) is configured
+once with Meson, built once and tested once (the baseline). Then, for each
+mutant of the catalogue, one text fragment of one file of the copy is
+replaced, the unit test targets are rebuilt (only what the file feeds
+recompiles), the killing suites run until the first failure, and the file
+gets its original bytes back. The tree the script was started from is
+only read.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TREE = os.path.dirname(os.path.dirname(HERE))
+MARKER = '.rpma-mutation-scratch'
+# the suites that must kill a mutant; crashmodel only where it exists
+KILLING_SUITES = ('unit', 'crashmodel')
+# what the killing suites need and nothing else: no VM, no man pages (pmem2
+# stays auto: the crashmodel suite needs libpmem2's header; only the test
+# targets are built anyway). -O1 without debug information (assertions
+# kept) recompiles and relinks about twice as fast as the default
+# debugoptimized; the same for the baseline and every mutant.
+MESON_OPTIONS = [
+    '-Doptimization=1',
+    '-Ddebug=false',
+    '-Db_ndebug=false',
+    '-Dwerror=false',
+    '-Dtests=true',
+    '-Dfuzzer=false',
+    '-Drdma_tests=disabled',
+    '-Dvm_trixie=disabled',
+    '-Dman_checks=disabled',
+]
+PASS_RATIO = 0.95
+
+
+class CatalogueError(Exception):
+    pass
+
+
+def unescape(text, where):
+    """The escapes of a catalogue value: \\n, \\t, \\s (a space) and \\\\."""
+    out = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == '\\':
+            if i + 1 >= len(text):
+                raise CatalogueError(f'{where}: a lone backslash at the end of the value')
+            n = text[i + 1]
+            if n == 'n':
+                out.append('\n')
+            elif n == 't':
+                out.append('\t')
+            elif n == '\\':
+                out.append('\\')
+            elif n == 's':
+                out.append(' ')
+            else:
+                raise CatalogueError(f'{where}: unknown escape \\{n}')
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return ''.join(out)
+
+
+def parse_catalogue(path):
+    """The mutants of the catalogue, in its order: dicts of id, file, desc, from, to."""
+    mutants = []
+    current = None
+    with open(path, encoding='utf-8') as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.rstrip('\n')
+            where = f'{path}:{lineno}'
+            if not line.strip() or line.lstrip().startswith('#'):
+                continue
+            if line.startswith('[') and line.rstrip().endswith(']'):
+                ident = line.strip()[1:-1].strip()
+                if not ident or any(c.isspace() for c in ident) or ',' in ident:
+                    raise CatalogueError(f'{where}: bad mutant id {ident!r}')
+                current = {'id': ident, 'line': lineno}
+                mutants.append(current)
+                continue
+            if current is None:
+                raise CatalogueError(f'{where}: a field before the first [id]')
+            key, sep, value = line.partition(':')
+            key = key.strip()
+            if not sep or key not in ('file', 'desc', 'from', 'to', 'tests'):
+                raise CatalogueError(f'{where}: expected "file:", "desc:", "from:", "to:" '
+                                     f'or "tests:"')
+            if key in current:
+                raise CatalogueError(f'{where}: {key} given twice for {current["id"]}')
+            # one space after the colon belongs to the syntax; \s keeps others
+            if value.startswith(' '):
+                value = value[1:]
+            if key in ('from', 'to'):
+                current[key] = unescape(value, where)
+            elif key == 'tests':
+                current[key] = [t for t in value.replace(',', ' ').split() if t]
+            else:
+                current[key] = value.strip()
+    seen = set()
+    for m in mutants:
+        for key in ('file', 'desc', 'from', 'to'):
+            if key not in m:
+                raise CatalogueError(f'{path}:{m["line"]}: mutant {m["id"]} has no {key}')
+        if m['from'] == m['to']:
+            raise CatalogueError(f'{path}:{m["line"]}: mutant {m["id"]} changes nothing')
+        if not m['from']:
+            raise CatalogueError(f'{path}:{m["line"]}: mutant {m["id"]} has an empty fragment')
+        if m['id'] in seen:
+            raise CatalogueError(f'{path}:{m["line"]}: mutant id {m["id"]} used twice')
+        seen.add(m['id'])
+    return mutants
+
+
+def say(text=''):
+    print(text, flush=True)
+
+
+def run_logged(cmd, log_path, cwd=None, timeout=None):
+    """Runs cmd with its output in log_path; its exit status (None: timed out)."""
+    with open(log_path, 'wb') as log:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            return None
+
+
+def kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def prepare_scratch(scratch):
+    """
+    An empty scratch directory of ours (never anyone else's directory); a
+    reason why not, or None.
+    """
+    if os.path.exists(scratch):
+        if not os.path.isdir(scratch):
+            return f'{scratch} is not a directory'
+        if os.listdir(scratch) and not os.path.exists(os.path.join(scratch, MARKER)):
+            return (f'{scratch} is not empty and not a scratch directory of this runner '
+                    f'({MARKER} missing): refusing to wipe it')
+        if os.path.realpath(TREE).startswith(os.path.realpath(scratch) + os.sep) or \
+                os.path.realpath(TREE) == os.path.realpath(scratch):
+            return f'{scratch} holds the tree itself'
+        shutil.rmtree(scratch)
+    os.makedirs(scratch)
+    with open(os.path.join(scratch, MARKER), 'w') as f:
+        f.write('made by tests/mutation/run.sh; wiped by its next run\n')
+    return None
+
+
+def copy_tree(dest):
+    """The files git knows of (and untracked ones it does not ignore), as they are now."""
+    out = subprocess.run(['git', '-C', TREE, 'ls-files', '-z', '--cached', '--others',
+                          '--exclude-standard'], check=True, stdout=subprocess.PIPE).stdout
+    count = 0
+    for rel in sorted(set(p for p in out.decode().split('\0') if p)):
+        src = os.path.join(TREE, rel)
+        if not os.path.lexists(src):
+            continue  # deleted in the working tree, not yet in the index
+        dst = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.islink(src):
+            os.symlink(os.readlink(src), dst)
+        elif os.path.isfile(src):
+            shutil.copy2(src, dst)
+        else:
+            continue
+        count += 1
+    return count
+
+
+class Suite:
+    """The killing tests of a configured build: what to build and how to run them."""
+
+    def __init__(self, build):
+        self.build = build
+        info = os.path.join(build, 'meson-info')
+        with open(os.path.join(info, 'intro-tests.json')) as f:
+            tests = json.load(f)
+        with open(os.path.join(info, 'intro-targets.json')) as f:
+            targets = {t['id']: t for t in json.load(f)}
+        self.tests = []
+        self.suites = set()
+        self.outputs = {}  # test name -> what must be built to run it
+        for t in tests:
+            names = set(s.split(':')[-1] for s in t['suite'])
+            if not names & set(KILLING_SUITES):
+                continue
+            self.suites |= names & set(KILLING_SUITES)
+            # one name per test: it names its log file too
+            base, n = t['name'], 1
+            while t['name'] in self.outputs:
+                n += 1
+                t['name'] = f'{base}#{n}'
+            self.tests.append(t)
+            self.outputs[t['name']] = set(
+                os.path.relpath(fn, build) for dep in t.get('depends', [])
+                for fn in targets.get(dep, {}).get('filename', []))
+        self.duration = {t['name']: 0.0 for t in self.tests}
+        self.kills = {}  # test name -> mutants it killed
+
+    def build_cmd(self, tests=None):
+        """ninja for what the tests (all of them by default) need."""
+        outputs = set()
+        for t in self.tests if tests is None else tests:
+            outputs |= self.outputs[t['name']]
+        return ['ninja', '-C', self.build, '-j2'] + sorted(outputs)
+
+    def order(self, first=()):
+        """
+        The tests in the order a mutant's run starts them: those named in
+        first, then those that killed the most mutants so far, then the
+        shortest (in the baseline) first.
+        """
+        rank = {name: i for i, name in enumerate(first)}
+        return sorted(self.tests,
+                      key=lambda t: (rank.get(t['name'], len(rank)),
+                                     -self.kills.get(t['name'], 0),
+                                     self.duration[t['name']]))
+
+    def likely_killers(self, order, hinted, first=()):
+        """
+        The tests to build and run alone first: those the catalogue names
+        for the mutant, or else the first two of order if they are known
+        to kill mutants at all.
+        """
+        if hinted:
+            return [t for t in order if t['name'] in hinted]
+        head = order[:2]
+        if all(t['name'] in first or self.kills.get(t['name']) for t in head):
+            return head
+        return []
+
+    def run(self, tests, log_dir, deadline=None, stop_early=True, record=False):
+        """
+        Runs tests, in their order, two at a time. Returns (verdict, test
+        name): verdict 'pass', 'fail' or 'timeout'; with stop_early the
+        first failure ends the run. record: keep their durations.
+        """
+        pending = list(tests)
+        running = []  # (test, proc, start, log path)
+        failed = None
+        try:
+            while pending or running:
+                while pending and len(running) < 2:
+                    t = pending.pop(0)
+                    env = dict(os.environ)
+                    env.update(t.get('env') or {})
+                    log_path = os.path.join(log_dir, t['name'] + '.log')
+                    with open(log_path, 'wb') as log:
+                        proc = subprocess.Popen(t['cmd'], cwd=t.get('workdir') or self.build,
+                                                env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                stdin=subprocess.DEVNULL,
+                                                start_new_session=True)
+                    running.append((t, proc, time.monotonic(), log_path))
+                time.sleep(0.005)
+                now = time.monotonic()
+                for entry in list(running):
+                    t, proc, started, log_path = entry
+                    rc = proc.poll()
+                    if rc is None:
+                        limit = t.get('timeout') or 0
+                        if (limit > 0 and now - started > limit) or \
+                                (deadline is not None and now > deadline):
+                            kill_group(proc)
+                            return 'timeout', t['name']
+                        continue
+                    running.remove(entry)
+                    if record:
+                        self.duration[t['name']] = now - started
+                    if not passed(t, rc, log_path):
+                        failed = failed or t['name']
+                        if stop_early:
+                            return 'fail', failed
+        finally:
+            for _, proc, _, _ in running:
+                if proc.poll() is None:
+                    kill_group(proc)
+        if failed:
+            return 'fail', failed
+        return 'pass', None
+
+
+def test_mutant(suite, mlogs, timeout, first, hinted):
+    """
+    Builds the mutated copy and runs the tests: (status, detail, test name).
+    The tests most likely to kill the mutant (hinted, or the two first in
+    first and then those that killed most) are built and run first, alone:
+    when one of them kills it, the other tests are not even linked.
+    """
+    order = suite.order(list(hinted) + [f for f in first if f not in hinted])
+    head = suite.likely_killers(order, hinted, first)
+    phases = [head, order[len(head):]] if head else [order]
+    suite.last_build_secs = 0.0
+    deadline = None
+    for i, tests in enumerate(phases):
+        build_started = time.monotonic()
+        rc = run_logged(suite.build_cmd(tests), os.path.join(mlogs, f'build{i + 1}.log'),
+                        timeout=600)
+        suite.last_build_secs += time.monotonic() - build_started
+        if rc != 0:
+            return 'killed', 'does not compile', None
+        if deadline is None:
+            deadline = time.monotonic() + timeout
+        verdict, name = suite.run(tests, mlogs, deadline=deadline)
+        if verdict == 'fail':
+            return 'killed', f'by {name}', name
+        if verdict == 'timeout':
+            return 'killed', f'timeout in {name}', name
+    return 'SURVIVED', '', None
+
+
+def passed(test, rc, log_path):
+    """Whether a test passed: exit status 0 and, for TAP, no "not ok" and no bail-out."""
+    if rc != 0:
+        return False
+    if test.get('protocol') == 'tap':
+        with open(log_path, 'rb') as f:
+            for line in f:
+                if line.startswith(b'not ok') or line.startswith(b'Bail out!'):
+                    return False
+    return True
+
+
+def fragment_problem(path, m):
+    """Why the mutant's fragment cannot be applied to path, or None."""
+    try:
+        with open(path, 'rb') as f:
+            text = f.read().decode('utf-8')
+    except OSError as e:
+        return f'cannot read {m["file"]}: {e.strerror}'
+    count = text.count(m['from'])
+    if count == 0:
+        return f'fragment not found in {m["file"]}'
+    if count > 1:
+        return f'fragment found {count} times in {m["file"]}'
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(prog='tests/mutation/run.sh',
+                                 description='mutation testing of the library against its '
+                                 'unit tests')
+    ap.add_argument('scratch', nargs='?', default=os.path.join(TREE, 'build-mutation'),
+                    help='scratch directory (default: build-mutation/ at the top of the tree); '
+                    'wiped at the start')
+    ap.add_argument('--only', metavar='ID[,ID]', help='run these mutants only')
+    ap.add_argument('--list', action='store_true', help='list the mutants and exit')
+    ap.add_argument('--check', action='store_true',
+                    help='check that every fragment occurs exactly once in the tree, build '
+                    'nothing, and exit (1 when one does not)')
+    ap.add_argument('--timeout', type=float, default=60.0, metavar='S',
+                    help='the longest the tests of one mutant may run (default 60 s); a '
+                    'mutant that makes them run longer is killed (timeout)')
+    ap.add_argument('--catalogue', default=os.path.join(HERE, 'mutants.txt'),
+                    help='the catalogue (default: tests/mutation/mutants.txt)')
+    args = ap.parse_args()
+    # run.sh --list | head: a closed pipe ends the listing quietly
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+    try:
+        mutants = parse_catalogue(args.catalogue)
+    except (OSError, CatalogueError) as e:
+        say(f'mutation: cannot read the catalogue: {e}')
+        return 2
+
+    if args.only:
+        wanted = [w for w in args.only.split(',') if w]
+        known = {m['id'] for m in mutants}
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            say(f'mutation: no such mutant: {", ".join(unknown)}')
+            return 2
+        mutants = [m for m in mutants if m['id'] in wanted]
+
+    if args.list:
+        width = max(len(m['id']) for m in mutants) if mutants else 0
+        for m in mutants:
+            say(f'{m["id"]:<{width}}  {m["file"]:<16}  {m["desc"]}')
+        return 0
+
+    if args.check:
+        bad = 0
+        for m in mutants:
+            problem = fragment_problem(os.path.join(TREE, m['file']), m)
+            if problem:
+                bad += 1
+                say(f'ERROR    {m["id"]}: {problem}')
+        say(f'mutation: {len(mutants) - bad} of {len(mutants)} fragments found exactly once')
+        return 1 if bad else 0
+
+    t0 = time.monotonic()
+    scratch = os.path.abspath(args.scratch)
+    problem = prepare_scratch(scratch)
+    if problem:
+        say(f'mutation: {problem}')
+        return 2
+    tree = os.path.join(scratch, 'tree')
+    build = os.path.join(scratch, 'build')
+    logs = os.path.join(scratch, 'logs')
+    os.makedirs(tree)
+    os.makedirs(logs)
+    copy_tree(tree)
+
+    rc = run_logged(['meson', 'setup', build, tree] + MESON_OPTIONS,
+                    os.path.join(logs, 'setup.log'))
+    if rc != 0:
+        say(f'mutation: meson setup of the copy failed: see {logs}/setup.log')
+        return 2
+    suite = Suite(build)
+    if not suite.tests:
+        say('mutation: the build has no test in the unit suite')
+        return 2
+    names = {t['name'] for t in suite.tests}
+    for m in mutants:
+        unknown = [t for t in m.get('tests', ()) if t not in names]
+        if unknown:
+            # only an ordering hint: a renamed test costs time, not a verdict
+            say(f'mutation: warning: {m["id"]}: no test {", ".join(unknown)} in the '
+                f'killing suites')
+            m['tests'] = [t for t in m['tests'] if t in names]
+    rc = run_logged(suite.build_cmd(), os.path.join(logs, 'baseline-build.log'))
+    if rc != 0:
+        say(f'mutation: the unmutated copy does not build: see {logs}/baseline-build.log')
+        return 2
+    base_logs = os.path.join(logs, 'baseline')
+    os.makedirs(base_logs)
+    started = time.monotonic()
+    verdict, name = suite.run(suite.order(), base_logs, stop_early=False, record=True)
+    secs = time.monotonic() - started
+    if verdict != 'pass':
+        say(f'mutation: the unmutated copy fails its tests ({verdict}: {name}): '
+            f'see {base_logs}/')
+        return 2
+    say(f'mutation: baseline: {len(suite.tests)} tests of suite(s) '
+        f'{", ".join(sorted(suite.suites))} pass in {secs:.1f} s; setup and build '
+        f'{time.monotonic() - t0 - secs:.0f} s')
+
+    width = max(len(m['id']) for m in mutants) if mutants else 0
+    killed = 0
+    not_compiling = 0
+    timeouts = 0
+    survived = []
+    errors = []
+    killers = {}  # file -> the tests that killed its mutants, the latest first
+    results = []
+    for m in mutants:
+        path = os.path.join(tree, m['file'])
+        status, detail = None, ''
+        started = time.monotonic()
+        build_secs = 0.0
+        mlogs = os.path.join(logs, m['id'])
+        os.makedirs(mlogs)
+        problem = fragment_problem(path, m)
+        if problem:
+            status, detail = 'ERROR', problem
+        else:
+            with open(path, 'rb') as f:
+                original = f.read()
+            text = original.decode('utf-8')
+            try:
+                with open(path, 'wb') as f:
+                    f.write(text.replace(m['from'], m['to'], 1).encode('utf-8'))
+                status, detail, name = test_mutant(suite, mlogs, args.timeout,
+                                                   killers.get(m['file'], ()),
+                                                   m.get('tests', ()))
+                build_secs = suite.last_build_secs
+                if detail == 'does not compile':
+                    not_compiling += 1
+                elif detail.startswith('timeout'):
+                    timeouts += 1
+                elif status == 'killed':
+                    suite.kills[name] = suite.kills.get(name, 0) + 1
+                    lst = killers.setdefault(m['file'], [])
+                    if name in lst:
+                        lst.remove(name)
+                    lst.insert(0, name)
+            finally:
+                with open(path, 'wb') as f:
+                    f.write(original)
+        if status == 'killed':
+            killed += 1
+            # only what killed it is worth keeping
+            keep = {'build1.log', 'build2.log'} if detail == 'does not compile' else set()
+            if detail.startswith('by ') or detail.startswith('timeout in '):
+                keep.add(detail.split(' ')[-1] + '.log')
+            for fn in os.listdir(mlogs):
+                if fn not in keep:
+                    os.remove(os.path.join(mlogs, fn))
+        elif status == 'SURVIVED':
+            survived.append(m['id'])
+        else:
+            errors.append(m['id'])
+        secs = time.monotonic() - started
+        results.append(f'{status}\t{m["id"]}\t{m["file"]}\t{secs:.1f}\t{build_secs:.1f}\t'
+                       f'{detail}')
+        tail = f' ({detail})' if detail else ''
+        say(f'{status:<8} {m["id"]:<{width}}  {m["desc"]}{tail}')
+
+    total = len(mutants)
+    with open(os.path.join(scratch, 'results.tsv'), 'w') as f:
+        f.write('status\tid\tfile\tseconds\tbuild seconds\tdetail\n')
+        f.write('\n'.join(results) + '\n')
+    elapsed = time.monotonic() - t0
+    say(f'mutation: {not_compiling} killed by not compiling, {timeouts} by a timeout; '
+        f'{len(survived)} survived{": " + ", ".join(survived) if survived else ""}; '
+        f'{len(errors)} in error{": " + ", ".join(errors) if errors else ""}; '
+        f'{elapsed:.0f} s; logs in {logs}')
+    say(f'mutation: {killed} of {total} killed')
+    ok = total > 0 and not errors and killed >= PASS_RATIO * total
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_sweep.c -- what the library completes itself when a connection's
+ * peer is gone: exactly the signaled flushes still in flight, every one of
+ * them wherever its slot is, and only once the device has had its drain
+ * time; never a flush that was refused or not posted, which holds nothing
+ *
+ * (A flush that was never posted but kept its slot would be completed by
+ * the sweep as if it had been.)
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "fixture.h"
+
+#define RADDR 0x7f0000300000ULL
+#define RLEN  65536
+#define RKEY  0x5eedU
+#define LLEN  4096
+
+/* a wait that has nothing to wait for any more ends well before this */
+#define WAIT_LIMIT_MS 5000
+/* well within the library's drain time (250 ms), and far longer than the calls take */
+#define WITHIN_DRAIN_MS 100
+
+static char lbuf[LLEN];
+
+static struct rpma_conn *conn;
+static struct rdma_cm_id *id;
+static struct rpma_cq *cq;
+static struct rpma_mr_local *mr;
+static struct rpma_mr_remote *rmr;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int sweep_setup(void **state)
+{
+	fx_setup(state);
+	conn = fx_conn_active(NULL, &id);
+	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	mr = fx_mr(lbuf, LLEN, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_RECV);
+	rmr = fx_mr_remote(RADDR, RLEN, RKEY,
+			   RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+			       RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	return 0;
+}
+
+static int sweep_teardown(void **state)
+{
+	fx_mr_remote_delete(&rmr);
+	fx_mr_dereg(&mr);
+	fx_conn_delete(&conn);
+	return fx_teardown(state);
+}
+
+static int flush(const void *op_context)
+{
+	return rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY, RPMA_F_COMPLETION_ALWAYS,
+			  op_context);
+}
+
+static struct rpma_batch_op write_op(size_t remote_offset, size_t len)
+{
+	struct rpma_batch_op op;
+	memset(&op, 0, sizeof(op));
+	op.op = RPMA_OP_WRITE;
+	op.flags = RPMA_F_COMPLETION_ON_ERROR;
+	op.local = mr;
+	op.remote = rmr;
+	op.remote_offset = remote_offset;
+	op.len = len;
+	return op;
+}
+
+static struct rpma_batch_op flush_op(const void *op_context)
+{
+	struct rpma_batch_op op;
+	memset(&op, 0, sizeof(op));
+	op.op = RPMA_OP_FLUSH;
+	op.flags = RPMA_F_COMPLETION_ALWAYS;
+	op.op_context = op_context;
+	op.remote = rmr;
+	op.len = 64;
+	op.flush_type = RPMA_FLUSH_TYPE_VISIBILITY;
+	return op;
+}
+
+/* the peer goes; the connection learns it and its event is the application's */
+static void peer_gone(void)
+{
+	fake_verbs_push_cm_event(fx_conn_channel(id), RDMA_CM_EVENT_DISCONNECTED, id, NULL, 0);
+	bool up = true;
+	assert_int_equal(rpma_conn_is_up(conn, &up), 0);
+	assert_false(up);
+}
+
+static void expect_closed(void)
+{
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(conn, &ev), 0);
+	assert_int_equal(ev, RPMA_CONN_CLOSED);
+}
+
+/* the device completes the flush posted as send number index, with status */
+static void device_completes(unsigned index, enum ibv_wc_status status)
+{
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = fake_verbs_send(index)->wr.wr_id;
+	wc.status = status;
+	wc.opcode = IBV_WC_RDMA_READ;
+	wc.qp_num = id->qp->qp_num;
+	fake_verbs_push_wc(id->qp->send_cq, &wc);
+}
+
+/* the wait of a connection whose peer is gone ends, with nothing more */
+static void expect_nothing_more(void)
+{
+	const long long start = now_ms();
+	struct rpma_completion cmpl;
+	memset(&cmpl, 0, sizeof(cmpl));
+	int ret = rpma_cq_wait_completion(cq, &cmpl, -1);
+	if (ret == 0)
+		fail_msg("a completion nothing was posted for: op %d, status %d, op_context %p",
+			 (int)cmpl.op, (int)cmpl.op_status, cmpl.op_context);
+	assert_int_equal(ret, RPMA_E_NO_COMPLETION);
+	assert_true(now_ms() - start < WAIT_LIMIT_MS);
+}
+
+/*
+ * Every slot a connection has is in flight when its peer goes: each flush
+ * is completed once, with IBV_WC_WR_FLUSH_ERR, the last slot's as well
+ */
+static void every_slot_swept(void **state)
+{
+	(void)state;
+	static int ctx[1024];
+	int n = 0;
+	for (;;) {
+		assert_true(n < 1024);
+		int ret = flush(&ctx[n]);
+		if (ret == RPMA_E_NOMEM)
+			break; /* every slot is in flight */
+		assert_int_equal(ret, 0);
+		n++;
+	}
+	assert_true(n > 1);
+	peer_gone();
+
+	static bool seen[1024];
+	memset(seen, 0, sizeof(seen));
+	struct rpma_completion cmpl;
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(rpma_cq_wait_completion(cq, &cmpl, -1), 0);
+		assert_int_equal(cmpl.op, RPMA_OP_FLUSH);
+		assert_int_equal(cmpl.op_status, IBV_WC_WR_FLUSH_ERR);
+		int k = (int)((int *)cmpl.op_context - ctx);
+		assert_true(k >= 0 && k < n);
+		assert_false(seen[k]);
+		seen[k] = true;
+	}
+	expect_nothing_more();
+	expect_closed();
+}
+
+/*
+ * Right after the peer went, the device may still flush what is posted:
+ * the library completes nothing itself until the drain time is over, and
+ * what the device completes meanwhile comes as the device said
+ */
+static void drain_time_first(void **state)
+{
+	(void)state;
+	static int a, b;
+	assert_int_equal(flush(&a), 0);
+	assert_int_equal(flush(&b), 0);
+	const unsigned first = fake_verbs_sends() - 2;
+
+	const long long down = now_ms();
+	peer_gone();
+	struct rpma_completion cmpl;
+	int ret = rpma_cq_get_completion(cq, &cmpl);
+	if (now_ms() - down < WITHIN_DRAIN_MS) {
+		/* (a test held up longer than the drain time cannot tell) */
+		if (ret == 0)
+			fail_msg("completed %s right after the peer went, before the device had "
+				 "its drain time",
+				 cmpl.op_context == &a ? "a" : "b");
+		assert_int_equal(ret, RPMA_E_NO_COMPLETION);
+	}
+
+	/* the device flushes the first one in the error state: its completion */
+	device_completes(first, IBV_WC_WR_FLUSH_ERR);
+	if (ret == RPMA_E_NO_COMPLETION) {
+		assert_int_equal(rpma_cq_get_completion(cq, &cmpl), 0);
+		assert_int_equal(cmpl.op, RPMA_OP_FLUSH);
+		assert_ptr_equal(cmpl.op_context, &a);
+		assert_int_equal(cmpl.op_status, IBV_WC_WR_FLUSH_ERR);
+	}
+
+	/* the second one the device never completes: the library does, once */
+	assert_int_equal(rpma_cq_wait_completion(cq, &cmpl, -1), 0);
+	assert_int_equal(cmpl.op, RPMA_OP_FLUSH);
+	assert_int_equal(cmpl.op_status, IBV_WC_WR_FLUSH_ERR);
+	if (ret == RPMA_E_NO_COMPLETION)
+		assert_ptr_equal(cmpl.op_context, &b);
+	expect_nothing_more();
+	expect_closed();
+}
+
+/* a batch element is refused: the flushes before it hold nothing */
+static void refused_batch_holds_nothing(void **state)
+{
+	(void)state;
+	static int ctx[4];
+	struct rpma_batch_op ops[5] = { flush_op(&ctx[0]), write_op(0, 64), flush_op(&ctx[1]),
+					flush_op(&ctx[2]), write_op(RLEN - 8, 64) };
+	int failed = -1;
+	assert_int_equal(rpma_post_batch(conn, ops, 5, &failed), RPMA_E_INVAL);
+	assert_int_equal(failed, 4);
+	assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), 0);
+	peer_gone();
+	expect_nothing_more();
+	expect_closed();
+}
+
+/* the provider posts a batch in part: the flushes it did not post hold nothing */
+static void unposted_batch_elements_hold_nothing(void **state)
+{
+	(void)state;
+	static int ctx[4];
+	struct rpma_batch_op ops[5] = { write_op(0, 64), flush_op(&ctx[0]), write_op(64, 64),
+					flush_op(&ctx[1]), flush_op(&ctx[2]) };
+	fake_verbs_fail_send_at(2, ENOSPC);
+	int failed = -1;
+	assert_int_equal(rpma_post_batch(conn, ops, 5, &failed), RPMA_E_PROVIDER);
+	assert_int_equal(failed, 2);
+	assert_int_equal(fake_verbs_sends(), 2);
+
+	/* the posted flush completes as itself */
+	device_completes(1, IBV_WC_SUCCESS);
+	struct rpma_completion cmpl;
+	assert_int_equal(rpma_cq_get_completion(cq, &cmpl), 0);
+	assert_int_equal(cmpl.op, RPMA_OP_FLUSH);
+	assert_ptr_equal(cmpl.op_context, &ctx[0]);
+	assert_int_equal(cmpl.op_status, IBV_WC_SUCCESS);
+
+	peer_gone();
+	expect_nothing_more();
+	expect_closed();
+}
+
+/* a flush whose post failed holds nothing either */
+static void failed_flush_holds_nothing(void **state)
+{
+	(void)state;
+	static int ctx;
+	fake_verbs_fail(FAKE_POST_SEND, 1, ENOMEM);
+	assert_int_equal(flush(&ctx), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
+	peer_gone();
+	expect_nothing_more();
+	expect_closed();
+}
+
+/*
+ * A provider that fails a post with -1 and no errno: the application is
+ * told EIO, never EPERM (1), whichever call posted
+ */
+static void post_minus_one_is_eio(void **state)
+{
+	(void)state;
+	fake_verbs_fail(FAKE_POST_SEND, 1, 0);
+	assert_int_equal(rpma_write(conn, rmr, 0, mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, NULL),
+			 RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EIO);
+
+	struct rpma_batch_op ops[2] = { write_op(0, 64), flush_op(NULL) };
+	fake_verbs_fail(FAKE_POST_SEND, 1, 0);
+	assert_int_equal(rpma_post_batch(conn, ops, 2, NULL), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EIO);
+
+	fake_verbs_fail(FAKE_POST_RECV, 1, 0);
+	assert_int_equal(rpma_recv(conn, mr, 0, 64, NULL), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EIO);
+	assert_int_equal(fake_verbs_sends(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, sweep_setup, sweep_teardown)
+		T(every_slot_swept),
+		T(drain_time_first),
+		T(refused_batch_holds_nothing),
+		T(unposted_batch_elements_hold_nothing),
+		T(failed_flush_holds_nothing),
+		T(post_minus_one_is_eio),
+#undef T
+	};
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	return cmocka_run_group_tests_name("sweep", tests, NULL, NULL);
+}
