@@ -257,6 +257,13 @@ static void server(void)
 	}
 
 	if (ORACLE_METHOD == METHOD_GPSPM_THREAD) {
+		/* longer than the client's own limits, so that it is the one to say what hangs */
+		long long deadline = t_now_ms() + 6 * T_WAIT_MS;
+		while (!t_peer_signaled()) {
+			if (t_now_ms() > deadline)
+				T_FAIL("the client did not finish");
+			t_sleep_ms(10);
+		}
 		t_await('D');
 	} else {
 		/* GPSPM requests are served here; messages are checked and received again */
@@ -310,7 +317,8 @@ struct op {
 	uint8_t kind;
 	bool signaled;
 	atomic_bool completed;
-	unsigned long long lo, hi; /* records a flush covers */
+	unsigned long long taken_at; /* its place among the completions taken */
+	unsigned long long lo, hi;   /* records a flush covers */
 };
 
 struct poster {
@@ -336,7 +344,7 @@ static struct rpma_mr_remote *dst;
 static struct poster posts[MAX_POSTERS];
 static atomic_uint posters_done;
 static atomic_ullong counts[OP_KINDS];
-static atomic_ullong completions_taken, batches, room_waits;
+static atomic_ullong completions_taken, batches, room_waits, taken_order;
 
 static unsigned long long rnd(struct poster *ps)
 {
@@ -393,6 +401,7 @@ static void completed(uint64_t ctx, int status, enum rpma_op op, bool from_wc, i
 		T_FAIL("thread %u: %s %u failed: status %d", p, kind_name[o->kind], n, status);
 	if (!o->signaled)
 		violation("(d) thread %llu: unsignaled %llu completed (kind %llu)", p, n, o->kind);
+	o->taken_at = atomic_fetch_add(&taken_order, 1);
 	if (atomic_exchange(&o->completed, true))
 		violation("(d) thread %llu: operation %llu completed twice (kind %llu)", p, n,
 			  o->kind);
@@ -496,16 +505,24 @@ static void wait_window(struct poster *ps, unsigned n)
 	}
 }
 
+/* one wait for room after RPMA_E_AGAIN, within the limit since the first */
+static void wait_room(const char *what, long long deadline)
+{
+	atomic_fetch_add(&room_waits, 1);
+	if (t_now_ms() > deadline)
+		T_FAIL("%s: no room in the flow control for %d ms", what, T_WAIT_MS);
+	int ret = rpma_conn_wait_flush_room(conn, 100);
+	if (ret && ret != RPMA_E_NO_COMPLETION)
+		T_OK(ret);
+}
+
 /* posts call again while the GPSPM flow control says so */
 #define POSTED(call)                                                                               \
 	({                                                                                         \
 		int ret_;                                                                          \
-		while ((ret_ = (call)) == RPMA_E_AGAIN) {                                          \
-			atomic_fetch_add(&room_waits, 1);                                          \
-			ret_ = rpma_conn_wait_flush_room(conn, 100);                               \
-			if (ret_ && ret_ != RPMA_E_NO_COMPLETION)                                  \
-				T_OK(ret_);                                                        \
-		}                                                                                  \
+		const long long deadline_ = t_now_ms() + T_WAIT_MS;                                \
+		while ((ret_ = (call)) == RPMA_E_AGAIN)                                            \
+			wait_room(#call, deadline_);                                               \
 		ret_;                                                                              \
 	})
 
@@ -582,12 +599,9 @@ static void *post_thread(void *arg)
 			atomic_store(&ps->posted, n + 2);
 			int failed = -1;
 			int ret;
-			while ((ret = rpma_post_batch(conn, b, 2, &failed)) == RPMA_E_AGAIN) {
-				atomic_fetch_add(&room_waits, 1);
-				int w = rpma_conn_wait_flush_room(conn, 100);
-				if (w && w != RPMA_E_NO_COMPLETION)
-					T_OK(w);
-			}
+			const long long deadline = t_now_ms() + T_WAIT_MS;
+			while ((ret = rpma_post_batch(conn, b, 2, &failed)) == RPMA_E_AGAIN)
+				wait_room("rpma_post_batch", deadline);
 			T_OK(ret);
 			atomic_fetch_add(&batches, 1);
 			atomic_fetch_add(&counts[OP_WRITE], 1);
@@ -712,10 +726,18 @@ static void client(void)
 			if (!posts[p].ops[n].signaled)
 				continue;
 			signaled++;
-			if (!atomic_load(&posts[p].ops[n].completed))
-				violation(
-				    "(d) thread %llu: signaled %llu (kind %llu) never completed", p,
-				    n, posts[p].ops[n].kind);
+			if (atomic_load(&posts[p].ops[n].completed))
+				continue;
+			violation("(d) thread %llu: signaled %llu (kind %llu) never completed", p,
+				  n, posts[p].ops[n].kind);
+			/* the operations around it, and when their completions were taken */
+			for (unsigned i = n > 8 ? n - 8 : 0; i < posts[p].n_ops && i < n + 8; i++) {
+				const struct op *o = &posts[p].ops[i];
+				t_log("  thread %u op %u: %s, %s, %s %llu", p, i,
+				      kind_name[o->kind], o->signaled ? "signaled" : "unsignaled",
+				      atomic_load(&o->completed) ? "taken" : "not taken",
+				      o->taken_at);
+			}
 		}
 	}
 	t_log("%llu operations in %lld ms: %llu writes, %llu persistent and %llu visibility "
