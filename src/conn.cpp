@@ -56,14 +56,18 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 
 	/*
 	 * GPSPM: its sends and receives take room in the queues and the CQ
-	 * beyond what the application asked for.
+	 * beyond what the application asked for. iWARP: a read-after-write
+	 * flush is two work requests (the read and the fenced write after it),
+	 * so every operation the application counts may take two entries, and
+	 * on a failure complete twice.
 	 */
+	const uint32_t per_operation = peer->iwarp ? 2 : 1;
 	qp_shape shape;
-	shape.max_send_wr = sq_size + depth;
+	shape.max_send_wr = per_operation * sq_size + depth;
 	shape.max_recv_wr = depth ? depth : rq_size;
 	/* the emulated atomic write is an 8-byte inline write; GPSPM sends inline */
 	shape.max_inline_data = depth ? GPSPM_INLINE_SIZE : RPMA_ATOMIC_WRITE_ALIGNMENT;
-	const uint32_t main_cq_size = cq_size + 2 * depth;
+	const uint32_t main_cq_size = cq_size + (per_operation - 1) * sq_size + 2 * depth;
 
 	conn_queues q;
 	q.gpspm = gpspm_mode;

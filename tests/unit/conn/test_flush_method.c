@@ -680,8 +680,17 @@ static void iwarp__flush_read_is_fenced(void **state)
 	assert_int_equal(rpma_peer_delete(&fx_peer), 0);
 	fake_verbs_set_iwarp(true);
 	assert_int_equal(rpma_peer_new(fake_verbs_context(), &fx_peer), 0);
+	/* every operation may take two work requests, and complete twice when it fails */
+	struct rpma_conn_cfg *cfg = NULL;
+	assert_int_equal(rpma_conn_cfg_new(&cfg), 0);
+	assert_int_equal(rpma_conn_cfg_set_sq_size(cfg, 7), 0);
+	assert_int_equal(rpma_conn_cfg_set_cq_size(cfg, 9), 0);
 	struct rdma_cm_id *id = NULL;
-	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	struct rpma_conn *conn = fx_conn_active(cfg, &id);
+	fx_cfg_delete(&cfg);
+	const struct ibv_qp_init_attr_ex *attr = fake_verbs_qp_init_attr(id->qp);
+	assert_int_equal(attr->cap.max_send_wr, 14);
+	assert_int_equal(attr->send_cq->cqe, 9 + 7);
 	struct ibv_cq *icq = id->qp->send_cq;
 	struct rpma_mr_remote *rmr = region(VERSIONED, USAGE);
 	vd_apply_target(conn, true, 0);
