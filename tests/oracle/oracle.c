@@ -357,7 +357,7 @@ static struct rpma_mr_remote *dst;
 static struct poster posts[MAX_POSTERS];
 static atomic_uint posters_done;
 static atomic_ullong counts[OP_KINDS];
-static atomic_ullong completions_taken, batches, room_waits, taken_order;
+static atomic_ullong completions_taken, batches, room_waits, taken_order, signaled_posted;
 
 static unsigned long long rnd(struct poster *ps)
 {
@@ -452,14 +452,24 @@ static void *poll_thread(void *arg)
 {
 	const bool as_1x = (uintptr_t)arg & 1;
 	struct rpma_cq *cq = t_cq(conn);
+	unsigned long long seen = 0;
+	long long progress_at = t_now_ms();
 	for (;;) {
-		bool all_done = atomic_load(&posters_done) == posters;
-		if (all_done) {
-			bool left = false;
-			for (unsigned p = 0; p < posters && !left; p++)
-				left = atomic_load(&posts[p].finished) + 1 <
-				       (int)atomic_load(&posts[p].posted);
-			if (!left)
+		/*
+		 * Done when every signaled operation has completed: not when the
+		 * last one has, as an RDMA read's own completion may come after
+		 * those of later operations (iWARP). One that never comes is
+		 * reported after T_WAIT_MS without any completion.
+		 */
+		const unsigned long long taken = atomic_load(&completions_taken);
+		if (taken != seen) {
+			seen = taken;
+			progress_at = t_now_ms();
+		}
+		if (atomic_load(&posters_done) == posters) {
+			if (taken == atomic_load(&signaled_posted))
+				break;
+			if (t_now_ms() > progress_at + T_WAIT_MS)
 				break;
 		}
 		if (as_1x) {
@@ -572,6 +582,8 @@ static void *post_thread(void *arg)
 		if (o->kind == OP_ATOMIC && ps->pflushed == ps->committed)
 			o->kind = OP_READ;
 		const bool batch = (r >> 20) % 5 == 0 && o->kind == OP_WRITE && n + 1 < ps->n_ops;
+		if (o->signaled)
+			atomic_fetch_add(&signaled_posted, 1);
 		atomic_store(&ps->posted, n + 1);
 
 		switch (o->kind) {
@@ -590,6 +602,8 @@ static void *post_thread(void *arg)
 			f->kind = OP_FLUSH_P;
 			f->signaled = (r >> 24) % 2 == 0 || n + 1 == ps->n_ops - 1 ||
 				      (n + 1) % SIGNAL_EVERY == SIGNAL_EVERY - 1;
+			if (f->signaled)
+				atomic_fetch_add(&signaled_posted, 1);
 			f->lo = ps->pflushed;
 			f->hi = ps->seq;
 			struct rpma_batch_op b[2];
