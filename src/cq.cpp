@@ -404,6 +404,15 @@ static int wait_for_event(rpma_cq *cq, int timeout_ms)
 	return take_event_now(cq);
 }
 
+/* The milliseconds from now to deadline (monotonic_ms()), 0 once it passed. */
+static int ms_until(long long deadline)
+{
+	const long long remaining = deadline - monotonic_ms();
+	if (remaining <= 0)
+		return 0;
+	return remaining > INT_MAX ? INT_MAX : static_cast<int>(remaining);
+}
+
 /* A CQ that the library's GPSPM thread polls is not the application's. */
 static bool application_may_use(const rpma_cq *cq)
 {
@@ -564,13 +573,7 @@ int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms)
 		if (gpspm_has_room(g))
 			return 0;
 
-		int left = -1;
-		if (timeout_ms >= 0) {
-			long long remaining = deadline - monotonic_ms();
-			if (remaining < 0)
-				remaining = 0;
-			left = remaining > INT_MAX ? INT_MAX : static_cast<int>(remaining);
-		}
+		const int left = timeout_ms >= 0 ? ms_until(deadline) : -1;
 		ret = wait_for_event(cq, left);
 		if (ret == RPMA_E_NO_COMPLETION && (left == 0 || conn->down.load())) {
 			ret = cq->absorb();
@@ -607,13 +610,7 @@ int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, in
 		if (ret != RPMA_E_NO_COMPLETION)
 			return ret;
 
-		int left = -1;
-		if (timeout_ms >= 0) {
-			long long remaining = deadline - monotonic_ms();
-			if (remaining < 0)
-				remaining = 0;
-			left = remaining > INT_MAX ? INT_MAX : static_cast<int>(remaining);
-		}
+		const int left = timeout_ms >= 0 ? ms_until(deadline) : -1;
 		ret = wait_for_event(cq, left);
 		if (ret == RPMA_E_NO_COMPLETION && timeout_ms >= 0 && left == 0)
 			return rpma_cq_get_completion(cq, cmpl);

@@ -263,8 +263,8 @@ void emit_held_answer(gpspm_engine *g, conn_flush *flush, flush_slot *slot, uint
 /* An answer to one of this side's requests, decoded. */
 void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, completion_out *out)
 {
-	/* answers come in the order their requests were posted: this one's place */
-	const uint64_t place = g->answers_in++;
+	/* answers come in the order their requests were posted: one more is in */
+	g->answers_in++;
 	const uint32_t index = m.slot;
 	const uint32_t seq = m.seq;
 	const uint8_t status = m.status;
@@ -302,7 +302,6 @@ void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, compl
 	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_COMPLETED);
 	if (prev & FLUSH_SLOT_COMPLETED)
 		return; /* its error completion went out already */
-	(void)place;
 	g->in_flight.fetch_sub(1, std::memory_order_release);
 	if (!(prev & FLUSH_SLOT_SENT))
 		return; /* the send's completion releases the slot, and completes it */
@@ -625,8 +624,15 @@ int gpspm_hold_room(const gpspm_engine *g)
 	return static_cast<int>(g->held_capacity - g->held_count);
 }
 
-int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-			unsigned send_flags, const void *op_context, prepared_wr *p)
+/*
+ * What a flush and an atomic write request share: its place in the flow
+ * control (RPMA_E_AGAIN when the target's receives are all taken), a slot
+ * of kind, its sequence number, and the first 24 bytes of the request in
+ * p->msg (the rest, bytes 24..31, is the caller's). p->slot is the slot.
+ */
+static int request_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, uint8_t type,
+			   uint8_t kind, unsigned send_flags, const void *op_context,
+			   prepared_wr *p)
 {
 	static_assert(GPSPM_REQUEST_SIZE <= PREPARED_MSG_MAX, "a request fits a prepared_wr");
 	conn_flush *flush = conn->flush;
@@ -638,32 +644,40 @@ int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offse
 		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
 		return RPMA_E_AGAIN;
 	}
-	flush_slot *slot =
-	    flush->claim(op_context, send_flags & IBV_SEND_SIGNALED, FLUSH_SLOT_GPSPM);
+	flush_slot *slot = flush->claim(op_context, send_flags & IBV_SEND_SIGNALED, kind);
 	if (slot == nullptr) {
 		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "
-			       "and CQ can hold");
+		RPMA_LOG_ERROR("more signaled flushes and atomic writes in flight than the "
+			       "connection's send queue and CQ can hold");
 		return RPMA_E_NOMEM;
 	}
 	const uint32_t seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
 	slot->seq = seq;
 	p->slot = slot;
 
-	uint8_t *msg = p->msg;
-	put_header(msg, GPSPM_REQUEST, static_cast<uint32_t>(slot - flush->slots), seq);
-	wire::put_le32(msg + 12, dst->rkey);
-	wire::put_le64(msg + 16, dst->raddr + offset);
-	wire::put_le64(msg + 24, len);
-	prepare_message(msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(slot), &p->wr, &p->sge);
+	put_header(p->msg, type, static_cast<uint32_t>(slot - flush->slots), seq);
+	wire::put_le32(p->msg + 12, dst->rkey);
+	wire::put_le64(p->msg + 16, dst->raddr + offset);
+	return 0;
+}
+
+int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+			unsigned send_flags, const void *op_context, prepared_wr *p)
+{
+	int ret = request_prepare(conn, dst, offset, GPSPM_REQUEST, FLUSH_SLOT_GPSPM, send_flags,
+				  op_context, p);
+	if (ret)
+		return ret;
+	wire::put_le64(p->msg + 24, len);
+	prepare_message(p->msg, GPSPM_REQUEST_SIZE, conn->flush->wr_id_of(p->slot), &p->wr,
+			&p->sge);
 	return 0;
 }
 
 int gpspm_atomic_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, const char src[8],
 		       unsigned send_flags, const void *op_context)
 {
-	conn_flush *flush = conn->flush;
-	gpspm_engine *g = flush->gpspm;
+	gpspm_engine *g = conn->flush->gpspm;
 	if (g->fenced.load(std::memory_order_acquire)) {
 		RPMA_LOG_ERROR("the target refused a GPSPM flush of this connection: an atomic "
 			       "write would commit what never became durable, refused");
@@ -677,30 +691,14 @@ int gpspm_atomic_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset
 	}
 
 	prepared_wr p;
-	const uint32_t limit = g->max_in_flight.load(std::memory_order_relaxed);
-	if (g->in_flight.fetch_add(1, std::memory_order_acquire) >= limit) {
-		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		return RPMA_E_AGAIN;
-	}
-	p.slot = flush->claim(op_context, send_flags & IBV_SEND_SIGNALED,
-			      FLUSH_SLOT_GPSPM | FLUSH_SLOT_WRITE);
-	if (p.slot == nullptr) {
-		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		RPMA_LOG_ERROR("more signaled flushes and atomic writes in flight than the "
-			       "connection's send queue and CQ can hold");
-		return RPMA_E_NOMEM;
-	}
-	const uint32_t seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
-	p.slot->seq = seq;
-
-	uint8_t *msg = p.msg;
-	put_header(msg, GPSPM_ATOMIC_WRITE, static_cast<uint32_t>(p.slot - flush->slots), seq);
-	wire::put_le32(msg + 12, dst->rkey);
-	wire::put_le64(msg + 16, dst->raddr + offset);
-	memcpy(msg + 24, src, 8);
-	prepare_message(msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(p.slot), &p.wr, &p.sge);
+	int ret = request_prepare(conn, dst, offset, GPSPM_ATOMIC_WRITE,
+				  FLUSH_SLOT_GPSPM | FLUSH_SLOT_WRITE, send_flags, op_context, &p);
+	if (ret)
+		return ret;
+	memcpy(p.msg + 24, src, 8);
+	prepare_message(p.msg, GPSPM_REQUEST_SIZE, conn->flush->wr_id_of(p.slot), &p.wr, &p.sge);
 	ibv_send_wr *bad_wr;
-	int ret = verbs::post_send(g->qp, &p.wr, &bad_wr);
+	ret = verbs::post_send(g->qp, &p.wr, &bad_wr);
 	if (ret) {
 		ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
 		flush_unprepare(conn, &p);
