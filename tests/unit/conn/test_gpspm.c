@@ -1986,6 +1986,8 @@ static void room__other_connections(void **state)
 	assert_int_equal(rpma_conn_wait_flush_room(NULL, 0), RPMA_E_INVAL);
 	struct gconn t;
 	gconn_open(&t, RPMA_GPSPM_THREAD, DEPTH);
+	/* as the thread tests below: the serving thread is up and asleep first */
+	wait_until_polled();
 	vd_apply_target(t.conn, false, TARGET_DEPTH);
 	FX_REFUSED(RPMA_E_INVAL, rpma_conn_wait_flush_room(t.conn, 0));
 	fx_conn_delete(&t.conn);
