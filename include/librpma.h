@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include <infiniband/verbs.h>
 
@@ -852,6 +853,15 @@ int rpma_conn_is_up(struct rpma_conn *conn, bool *is_up);
  * the connection is down and no answer can come).
  */
 int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms);
+
+/*
+ * Extension: copies into *addr the address of req's peer, as rdma_cm knows
+ * it, the rest of *addr zeroed: on the passive side
+ * (rpma_ep_next_conn_req()) the requester's, so that a server can decide
+ * by it whether to connect or to delete (reject) the request; on the
+ * active side (rpma_conn_req_new()) the address it connects to.
+ */
+int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 
 /*
  * Extension: several operations on one connection posted together, as one

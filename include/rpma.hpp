@@ -1757,6 +1757,16 @@ class conn_req : public detail::unique_handle<rpma_conn_req, &rpma_conn_req_dele
 		return detail::private_data(&rpma_conn_req_get_private_data, ptr_);
 	}
 	result<span<const std::byte>> get_private_data() const && = delete;
+
+	/*
+	 * Extension: the peer's address, a copy: the requester's on an
+	 * incoming request (to connect or delete it by where it comes from),
+	 * the one connected to on an outgoing one.
+	 */
+	result<sockaddr_storage> get_peer_addr() const noexcept
+	{
+		return detail::fetch(&rpma_conn_req_get_peer_addr, ptr_);
+	}
 };
 
 /* ---------------------------------------------------------------------- ep */

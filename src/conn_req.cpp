@@ -7,6 +7,8 @@
 #include <cstring>
 #include <new>
 
+#include <infiniband/ib.h>
+
 #include "conn_cfg.hpp"
 #include "conn_req.hpp"
 #include "cq.hpp"
@@ -52,6 +54,28 @@ rdma_conn_param conn_param_with(const rpma_conn_private_data *pdata)
 	param.retry_count = 7;
 	param.rnr_retry_count = 7;
 	return param;
+}
+
+/*
+ * The length of a socket address of family, as the kernel fills it in for
+ * an rdma_cm_id; 0 for a family the library does not know.
+ */
+size_t sockaddr_len(sa_family_t family)
+{
+	static_assert(sizeof(sockaddr_in) <= sizeof(sockaddr_storage) &&
+			  sizeof(sockaddr_in6) <= sizeof(sockaddr_storage) &&
+			  sizeof(sockaddr_ib) <= sizeof(sockaddr_storage),
+		      "every address rdma_cm gives fits in sockaddr_storage");
+	switch (family) {
+	case AF_INET:
+		return sizeof(sockaddr_in);
+	case AF_INET6:
+		return sizeof(sockaddr_in6);
+	case AF_IB:
+		return sizeof(sockaddr_ib);
+	default:
+		return 0;
+	}
 }
 
 } /* namespace */
@@ -245,6 +269,24 @@ int rpma_conn_req_get_private_data(const struct rpma_conn_req *req,
 	RPMA_CHECK_ARG(pdata != nullptr);
 	pdata->ptr = req->private_data_len ? const_cast<uint8_t *>(req->private_data) : nullptr;
 	pdata->len = req->private_data_len;
+	return 0;
+}
+
+int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr)
+{
+	RPMA_CHECK_ARG(req != nullptr);
+	RPMA_CHECK_ARG(addr != nullptr);
+	/*
+	 * What rdma_get_peer_addr(req->id) points to, read in place (no call
+	 * into rdma-core): the client's address on the passive side, the
+	 * resolved destination on the active side. It lies in a union as
+	 * large as a sockaddr_storage.
+	 */
+	const sockaddr_storage &peer = req->id->route.addr.dst_storage;
+	std::memset(addr, 0, sizeof(*addr));
+	std::memcpy(addr, &peer, sockaddr_len(peer.ss_family));
+	/* a family of unknown layout: the family alone, the rest zeroed */
+	addr->ss_family = peer.ss_family;
 	return 0;
 }
 

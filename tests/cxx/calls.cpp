@@ -907,6 +907,45 @@ void error_codes_speak_rpma()
 	EXPECT(!rpma::result<void>::from_code(0).error());
 }
 
+/* get_peer_addr(): a copy of the peer's address, on either side */
+void conn_req_peer_addr()
+{
+	auto peer = rpma::peer::create(fake_verbs_context());
+	CHECK(peer);
+
+	/* outgoing: the address it connects to */
+	auto out = rpma::conn_req::create(*peer, ADDR, PORT);
+	CHECK(out);
+	auto to = out->get_peer_addr();
+	CHECK(to && to->ss_family == AF_INET);
+	sockaddr_in sin;
+	std::memcpy(&sin, &*to, sizeof(sin));
+	CHECK(sin.sin_addr.s_addr == htonl(INADDR_LOOPBACK) && ntohs(sin.sin_port) == 7204);
+
+	/* incoming: the requester's */
+	auto ep = rpma::ep::listen(*peer, ADDR, PORT);
+	CHECK(ep);
+	rdma_cm_id *listener = fake_verbs_last_id();
+	CHECK(listener != nullptr && listener->channel != nullptr);
+	fake_verbs_push_cm_event(listener->channel, RDMA_CM_EVENT_CONNECT_REQUEST, nullptr, nullptr,
+				 0);
+	rdma_cm_id *client = fake_verbs_last_id();
+	CHECK(client != nullptr && client != listener);
+	sockaddr_in6 &sin6 = client->route.addr.dst_sin6;
+	sin6 = {};
+	sin6.sin6_family = AF_INET6;
+	sin6.sin6_port = htons(50000);
+	CHECK(inet_pton(AF_INET6, "fd00::99", &sin6.sin6_addr) == 1);
+	auto in = ep->next_conn_req();
+	CHECK(in);
+	auto from = in->get_peer_addr();
+	CHECK(from && from->ss_family == AF_INET6);
+	CHECK(std::memcmp(&*from, &sin6, sizeof(sin6)) == 0);
+
+	rpma::conn_req none;
+	CHECK(none.get_peer_addr().error() == rpma::errc::inval);
+}
+
 } /* namespace */
 
 int main()
@@ -922,6 +961,7 @@ int main()
 		TEST_CASE(shared_channel_wait),
 		TEST_CASE(events_and_private_data),
 		TEST_CASE(is_up_follows_the_events),
+		TEST_CASE(conn_req_peer_addr),
 		TEST_CASE(descriptors_round_trip),
 		TEST_CASE(configurations_round_trip),
 		TEST_CASE(versioned_descriptors_and_gpspm_cfg),

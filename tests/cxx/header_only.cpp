@@ -321,6 +321,11 @@ static_assert(lvalue_only<get_cq, rpma::conn>() && lvalue_only<get_rcq, rpma::co
 	      lvalue_only<get_rcq, rpma::srq>() && lvalue_only<get_private_data, rpma::conn>() &&
 	      lvalue_only<get_private_data, rpma::conn_req>() && lvalue_only<wait, rpma::conn>(),
 	      "views into an owner");
+/* the peer's address is a copy, not a view: even a temporary request gives it */
+static_assert(std::is_same<decltype(std::declval<const rpma::conn_req &>().get_peer_addr()),
+			   rpma::result<sockaddr_storage>>::value &&
+		      noexcept(std::declval<rpma::conn_req>().get_peer_addr()),
+	      "get_peer_addr");
 
 /* what a call only reads while it runs may well be a temporary */
 RPMA_CALL(write_dst, lvalue<rpma::conn>().write(std::declval<T>(), 0, lvalue<const rpma::mr_local>(),
@@ -432,6 +437,8 @@ int instantiate_everything(ibv_context *ctx)
 	auto in_req_cfg = ep->next_conn_req(c);
 	bad += !in_req || !in_req_cfg;
 	bad += !in_req->get_private_data();
+	auto from = in_req->get_peer_addr();
+	bad += !from || from->ss_family == AF_UNSPEC;
 	bad += !in_req->recv(*mr, 0, 8);
 	auto accepted = in_req->connect(rpma::as_bytes(rpma::span<const char>(mem)));
 	bad += !accepted;
@@ -439,6 +446,7 @@ int instantiate_everything(ibv_context *ctx)
 	auto out_req = rpma::conn_req::create(p, "127.0.0.1", "7204");
 	auto out_req_cfg = rpma::conn_req::create(p, "127.0.0.1", "7204", c);
 	bad += !out_req || !out_req_cfg;
+	bad += out_req->get_peer_addr().value().ss_family != AF_INET;
 	auto conn = out_req->connect();
 	bad += !conn;
 	rpma::conn &cn = *conn;

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_conn_req.c -- rpma_conn_req_new, rpma_conn_req_delete,
- * rpma_conn_req_connect, rpma_conn_req_recv, rpma_conn_req_get_private_data
+ * rpma_conn_req_connect, rpma_conn_req_recv, rpma_conn_req_get_private_data,
+ * rpma_conn_req_get_peer_addr
  */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <infiniband/ib.h>
+
+#include "alloc_hooks.h"
 #include "fake_extra.h"
 #include "fixture.h"
 
@@ -951,6 +957,200 @@ static void get_private_data__active(void **state)
 	assert_int_equal(rpma_conn_req_delete(&req), 0);
 }
 
+/* rpma_conn_req_get_peer_addr */
+
+/* whether the bytes of addr from offset to its end are all zero */
+static bool zero_from(const struct sockaddr_storage *addr, size_t offset)
+{
+	const unsigned char *p = (const unsigned char *)addr;
+	for (size_t i = offset; i < sizeof(*addr); i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+static void get_peer_addr__null_req(void **state)
+{
+	(void)state;
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	struct sockaddr_storage before = addr;
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_peer_addr(NULL, &addr));
+	assert_memory_equal(&addr, &before, sizeof(addr));
+	/* logged, as every refused argument */
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "req"));
+}
+
+static void get_peer_addr__null_addr(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_peer_addr(req, NULL));
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "addr"));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+/*
+ * The passive side: the client's IPv4 address, the sockaddr_in exactly, and
+ * nothing of what lies behind it in the cm_id; no allocation, no call into
+ * rdma-core.
+ */
+static void get_peer_addr__passive_ipv4(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	/* what rdma_cm wrote, and bytes behind the address that are not part of it */
+	memset(&id->route.addr.dst_storage, 0x5a, sizeof(id->route.addr.dst_storage));
+	struct sockaddr_in *sin = &id->route.addr.dst_sin;
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(40123);
+	assert_int_equal(inet_pton(AF_INET, "192.168.7.21", &sin->sin_addr), 1);
+	struct sockaddr_in expected = *sin;
+
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	struct fx_calls calls;
+	fx_calls_snap(&calls);
+	ut_alloc_count();
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &addr), 0);
+	assert_int_equal(ut_alloc_disarm(), 0);
+	fx_assert_no_calls(&calls);
+
+	assert_int_equal(addr.ss_family, AF_INET);
+	assert_memory_equal(&addr, &expected, sizeof(expected));
+	assert_true(zero_from(&addr, sizeof(struct sockaddr_in)));
+	const struct sockaddr_in *got = (const struct sockaddr_in *)&addr;
+	assert_int_equal(ntohs(got->sin_port), 40123);
+	assert_int_equal(ntohl(got->sin_addr.s_addr), 0xc0a80715);
+
+	/* the request is untouched: it still accepts the client */
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
+/* the passive side: the client's IPv6 address, the sockaddr_in6 exactly */
+static void get_peer_addr__passive_ipv6(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	memset(&id->route.addr.dst_storage, 0x5a, sizeof(id->route.addr.dst_storage));
+	struct sockaddr_in6 *sin6 = &id->route.addr.dst_sin6;
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons(7204);
+	sin6->sin6_flowinfo = htonl(0x12345);
+	sin6->sin6_scope_id = 3;
+	assert_int_equal(inet_pton(AF_INET6, "fd00:1:2::42", &sin6->sin6_addr), 1);
+	struct sockaddr_in6 expected = *sin6;
+
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &addr), 0);
+	assert_int_equal(addr.ss_family, AF_INET6);
+	assert_memory_equal(&addr, &expected, sizeof(expected));
+	assert_true(zero_from(&addr, sizeof(struct sockaddr_in6)));
+
+	/* a copy: changing it changes nothing in the request */
+	memset(&addr, 0, sizeof(addr));
+	assert_memory_equal(&id->route.addr.dst_sin6, &expected, sizeof(expected));
+
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+/* AF_IB: the whole sockaddr_ib, which fits in a sockaddr_storage */
+static void get_peer_addr__ib(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	memset(&id->route.addr.dst_storage, 0x5a, sizeof(id->route.addr.dst_storage));
+	struct sockaddr_ib *sib = (struct sockaddr_ib *)&id->route.addr.dst_storage;
+	sib->sib_family = AF_IB;
+	sib->sib_pkey = htons(0xffff);
+	sib->sib_sid = 0x0106000000001234ULL;
+	struct sockaddr_ib expected = *sib;
+
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &addr), 0);
+	assert_int_equal(addr.ss_family, AF_IB);
+	assert_memory_equal(&addr, &expected, sizeof(expected));
+	assert_true(zero_from(&addr, sizeof(struct sockaddr_ib)));
+
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+/* a family of unknown layout: the family alone, nothing else copied */
+static void get_peer_addr__unknown_family(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	memset(&id->route.addr.dst_storage, 0x5a, sizeof(id->route.addr.dst_storage));
+	id->route.addr.dst_addr.sa_family = AF_UNSPEC;
+
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &addr), 0);
+	assert_int_equal(addr.ss_family, AF_UNSPEC);
+	assert_true(zero_from(&addr, 0));
+
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+/* the active side: the address it connects to, as resolved */
+static void get_peer_addr__active(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &addr), 0);
+	assert_int_equal(addr.ss_family, AF_INET);
+	const struct sockaddr_in *got = (const struct sockaddr_in *)&addr;
+	struct in_addr want;
+	assert_int_equal(inet_pton(AF_INET, FX_ADDR, &want), 1);
+	assert_int_equal(got->sin_addr.s_addr, want.s_addr);
+	assert_int_equal(ntohs(got->sin_port), atoi(FX_PORT));
+	assert_true(zero_from(&addr, sizeof(struct sockaddr_in)));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+static void get_peer_addr__active_ipv6(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = NULL;
+	assert_int_equal(rpma_conn_req_new(fx_peer, "fd00::7", "4711", NULL, &req), 0);
+	struct sockaddr_storage addr;
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &addr), 0);
+	assert_int_equal(addr.ss_family, AF_INET6);
+	const struct sockaddr_in6 *got = (const struct sockaddr_in6 *)&addr;
+	struct in6_addr want;
+	assert_int_equal(inet_pton(AF_INET6, "fd00::7", &want), 1);
+	assert_memory_equal(&got->sin6_addr, &want, sizeof(want));
+	assert_int_equal(ntohs(got->sin6_port), 4711);
+	assert_true(zero_from(&addr, sizeof(struct sockaddr_in6)));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1009,6 +1209,14 @@ int main(void)
 		T(get_private_data__passive),
 		T(get_private_data__passive_none),
 		T(get_private_data__active),
+		T(get_peer_addr__null_req),
+		T(get_peer_addr__null_addr),
+		T(get_peer_addr__passive_ipv4),
+		T(get_peer_addr__passive_ipv6),
+		T(get_peer_addr__ib),
+		T(get_peer_addr__unknown_family),
+		T(get_peer_addr__active),
+		T(get_peer_addr__active_ipv6),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);
