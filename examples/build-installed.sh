@@ -6,7 +6,8 @@
 # Builds every example (examples/NN-topic/*.c, *.cpp) and rpma-mirror
 # against the copy of the library installed under PREFIX, outside the
 # tree, with nothing but what pkg-config says about librpma (and about
-# libpmem2, for the programs whose sources include libpmem2.h): the way a user
+# libpmem2, for the programs whose sources include libpmem2.h, and libsodium
+# with examples/common, for those that include psk.h): the way a user
 # builds an example directory copied out of the tree. The programs go to
 # OUTDIR/NN-topic/ and OUTDIR/rpma-mirror.
 #
@@ -29,15 +30,19 @@ export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 rpma_cflags=$(pkg-config --cflags librpma) && rpma_libs=$(pkg-config --libs librpma) ||
 	{ echo "pkg-config cannot use $pc" >&2; exit 1; }
 pmem2_flags=$(pkg-config --cflags --libs libpmem2 2>/dev/null) || pmem2_flags=
+sodium_flags=$(pkg-config --cflags --libs libsodium 2>/dev/null) || sodium_flags=
 echo "librpma $(pkg-config --modversion librpma) from $pc"
 
 built=0 failed=0 skipped=0
 # build NAME OUTFILE SOURCE: one program
+# build NAME OUTFILE SOURCE...: one program of one or more sources, which
+# share a directory
 build() {
 	local name=$1 outfile=$2 src=$3 flags
+	local -a sources=("${@:3}")
 	flags="$rpma_cflags $rpma_libs"
 	# shellcheck disable=SC2046
-	if grep -qs '<libpmem2.h>' "$src" $(ls "$(dirname "$src")"/*.h 2>/dev/null); then
+	if grep -qs '<libpmem2.h>' "${sources[@]}" $(ls "$(dirname "$src")"/*.h 2>/dev/null); then
 		if [ -z "$pmem2_flags" ]; then
 			echo "skipped $name: libpmem2 is not there (pkg-config libpmem2)"
 			skipped=$((skipped + 1))
@@ -45,11 +50,21 @@ build() {
 		fi
 		flags="$flags $pmem2_flags"
 	fi
+	# examples/common/psk.h, the pre-shared key handshake, takes libsodium
+	# shellcheck disable=SC2046
+	if grep -qsE '^#include [<"]([^">]*/)?psk\.h[">]' "${sources[@]}" $(ls "$(dirname "$src")"/*.h 2>/dev/null); then
+		if [ -z "$sodium_flags" ]; then
+			echo "skipped $name: libsodium is not there (pkg-config libsodium)"
+			skipped=$((skipped + 1))
+			return
+		fi
+		flags="$flags -I$here/common $sodium_flags"
+	fi
 	mkdir -p "$(dirname "$outfile")"
 	local compiler=("$cc" -std=gnu11) extra=${CFLAGS:-}
 	[[ $src == *.cpp ]] && compiler=("$cxx" -std=c++17) extra=${CXXFLAGS:-}
 	# shellcheck disable=SC2086
-	if "${compiler[@]}" -Wall -Wextra -Werror -O2 $extra -o "$outfile" "$src" $flags; then
+	if "${compiler[@]}" -Wall -Wextra -Werror -O2 $extra -o "$outfile" "${sources[@]}" $flags; then
 		echo "built $name"
 		built=$((built + 1))
 	else
@@ -66,7 +81,9 @@ for dir in "$here"/[0-9][0-9]-*/; do
 		build "$ex/$prog" "$out/$ex/$prog" "$src"
 	done
 done
-build rpma-mirror "$out/rpma-mirror" "$here/../tools/rpma-mirror/rpma-mirror.c"
+mirror=$here/../tools/rpma-mirror
+build rpma-mirror "$out/rpma-mirror" "$mirror/rpma-mirror.c" "$mirror/client.c" \
+	"$mirror/server.c" "$mirror/common.c"
 
 echo "$built built, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

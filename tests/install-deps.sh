@@ -17,9 +17,10 @@ set -euo pipefail
 # dpkg-dev: Meson asks its dpkg-architecture for the multiarch library
 # directory (lib/x86_64-linux-gnu); without it (Debian's meson only
 # recommends it) the library installs into lib64, where neither the loader
-# nor CMake looks on Debian
+# nor CMake looks on Debian. libsodium-dev: HMAC-SHA-256 and BLAKE2b for
+# rpma-mirror and the replicated log (examples/common/psk.h)
 build_packages=(meson ninja-build g++ pkg-config python3 dpkg-dev
-	libibverbs-dev librdmacm-dev libpmem2-dev libcmocka-dev)
+	libibverbs-dev librdmacm-dev libpmem2-dev libcmocka-dev libsodium-dev)
 # librpma-dev: Debian's librpma 1.x header and library for the compatibility
 # tests (suites abi and interop); mandoc and groff-base: the man page checks; valgrind: leak checks;
 # clang-format: the style check; cmake: building against the installed

@@ -1,38 +1,53 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # rpma-mirror (tools/rpma-mirror), checked with the examples; BINDIR/../tools
-# holds it. Every copy must end with the digest the server computes over
-# its own memory.
-#   pmem: the target is a device DAX. A file is mirrored, compared
-#   (--verify-only, the same, then one byte changed), mirrored again (only
-#   the changed chunk goes), interrupted by SIGINT and resumed; a device DAX
-#   is mirrored; with --direct-write-to-pmem the flushes are reads. Bad
-#   input: a missing source, a target too small, a peer that is no mirror
-#   server, nobody there, a client that is no mirror client, a missing
-#   target: each a clear message and a non-zero exit, never "mirrored".
-#   dram: the target is a plain file (made durable with msync).
+# holds it and its test peer. Every copy must end with the digest the
+# server computes over its own memory.
+#   both modes: a file is mirrored, compared (--verify-only: the same, then
+#   one byte changed: status 1 and the offset named), mirrored again (only
+#   the changed chunk goes); --json and -q; bad clients (a wrong key, bad
+#   magic, an old version, a made-up challenge, a wrong MAC, a replayed
+#   PROVE), each refused and logged while the server goes on serving.
+#   pmem: the target is a device DAX. A copy interrupted by SIGINT (130)
+#   resumes; a device DAX is mirrored; with --direct-write-to-pmem the
+#   flushes are reads. Bad input: a missing source, a target too small, a
+#   peer that is no mirror server, nobody there, a missing target.
+#   dram: the target is a plain file (made durable with msync). One
+#   hundred bad clients in a row, a client that says nothing after its
+#   hello, a client killed mid-copy, then a good client; --allow; an IPv6
+#   endpoint in brackets; a host name.
 . "$(dirname "$0")/lib.sh"
-mirror=$BIN/../tools/rpma-mirror/rpma-mirror
+tool=$BIN/../tools/rpma-mirror
 port=7700
 to=$ADDR:$port
 
-# digest_ok NAME: NAME's digest is the one the server printed last
+(umask 077 && head -c 32 /dev/urandom >"$WORK/key" && head -c 32 /dev/urandom >"$WORK/other.key")
+mirror=("$tool/rpma-mirror" -k "$WORK/key")
+peer=("$tool/test-peer" -k "$WORK/key")
+
+# digest_ok NAME SERVER: NAME's digest is the one SERVER printed last, once
+# SERVER has seen NAME go (it may print its line after NAME has ended)
 digest_ok() {
-	local mine theirs
-	mine=$(value "$1" '.*digest \([0-9a-f]*\) on both sides.*')
-	theirs=$(sed -n 's/.*: digest \([0-9a-f]*\)$/\1/p' "$WORK/$2.out" | tail -n 1)
-	[ -n "$mine" ] && [ "$mine" = "$theirs" ] ||
-		fail "$1's digest ${mine:-(none)} is not the server's ${theirs:-(none)}"
+	local mine theirs i
+	mine=$(value "$1" '.*digest \([0-9a-f]\{64\}\) on both sides.*')
+	for i in $(seq 300); do
+		theirs=$(sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' "$WORK/$2.out" | tail -n 1)
+		[ -n "$mine" ] && [ "$mine" = "$theirs" ] && return 0
+		sleep 0.1
+	done
+	fail "$1's digest ${mine:-(none)} is not $2's ${theirs:-(none)}"
 }
-# served N: until the server has seen N clients go (and printed the digest)
+# served N [SERVER]: until the server has seen N clients go (and printed the digest)
 served() {
 	local i
 	for i in $(seq 300); do
-		[ "$(grep -c 'the client disconnected' "$WORK/server.out")" -ge "$1" ] && return 0
+		[ "$(grep -c 'the client disconnected' "$WORK/${2:-server}.out")" -ge "$1" ] && return 0
 		sleep 0.1
 	done
-	fail "the server did not see client $1 go"
+	fail "${2:-server} did not see client $1 go"
 }
+# refusals [SERVER]: how many refusals the server logged
+refusals() { grep -c ": refused $ADDR: " "$WORK/${1:-server}.out"; }
 mib() { head -c $(($2 << 20)) /dev/urandom >"$WORK/$1"; }
 
 mib src 12
@@ -44,108 +59,226 @@ else
 	truncate -s 32M "$target"
 fi
 
-start server "$mirror" --serve "$to" "$target"
+start server "${mirror[@]}" --serve "$to" "$target"
 wait_for server "serving $target" || conclude
 
 # 1. a copy, checked
-run copy1 "$mirror" "$WORK/src" "$to"
+run copy1 "${mirror[@]}" "$WORK/src" "$to"
 ok copy1
-has server "the clients' flushes persist by GPSPM"
+has server "to clients with the key; the clients' flushes persist by GPSPM"
 has copy1 "persistent by GPSPM"
 has copy1 "mirrored 12.0 MiB: 12 chunks sent, 0 already there"
 served 1
 digest_ok copy1 server
 
-# 2. compared: the same; one byte changed: one chunk differs
-run same "$mirror" --verify-only "$WORK/src" "$to"
+# 2. compared: the same; one byte changed: status 1, the byte named
+run same "${mirror[@]}" --verify-only "$WORK/src" "$to"
 ok same
 has same "the target holds the same 12.0 MiB"
-# one bit of the byte at 5 MiB flipped
-byte=$(od -An -tu1 -j $((5 << 20)) -N 1 "$WORK/src" | tr -d ' ')
+# one bit of the byte at 5 MiB + 77 flipped
+at=$(((5 << 20) + 77))
+byte=$(od -An -tu1 -j $at -N 1 "$WORK/src" | tr -d ' ')
 printf "\\$(printf '%03o' $((byte ^ 1)))" |
-	dd of="$WORK/src" bs=1 seek=$((5 << 20)) conv=notrunc status=none
-run differs "$mirror" --verify-only "$WORK/src" "$to"
-status_is differs 4
-has differs "differs from $WORK/src in 1 of 12 chunks"
+	dd of="$WORK/src" bs=1 seek=$at conv=notrunc status=none
+run differs "${mirror[@]}" --verify-only "$WORK/src" "$to"
+status_is differs 1
+has differs "differs from $WORK/src at byte $at (chunk 5); 1 of 12 chunks differ"
 served 3
 
-# 3. mirrored again: only that chunk goes
-run copy2 "$mirror" "$WORK/src" "$to"
+# 3. mirrored again: only that chunk goes; -q says nothing
+run copy2 "${mirror[@]}" "$WORK/src" "$to"
 ok copy2
 has copy2 "1 chunk sent, 11 already there"
 served 4
 digest_ok copy2 server
+run quiet "${mirror[@]}" -q --verify-only "$WORK/src" "$to"
+ok quiet
+[ -s "$WORK/quiet.out" ] && fail "-q printed something"
+served 5
+
+# 4. --json: one object, its fields as they are
+run json "${mirror[@]}" --json --verify-only "$WORK/src" "$to"
+ok json
+served 6
+theirs=$(sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' "$WORK/server.out" | tail -n 1)
+python3 - "$WORK/json.out" "$theirs" <<'EOF' || fail "the --json summary is not what it must be"
+import json, sys
+line = [l for l in open(sys.argv[1]) if l.startswith("{")][-1]
+j = json.loads(line)
+want = {"result": "same", "bytes": 12 << 20, "chunk": 1 << 20, "chunks": 12,
+        "differing_chunks": 0, "first_difference": None, "exit_status": 0,
+        "flush_method": "gpspm", "digest": sys.argv[2]}
+bad = {k: (j.get(k), v) for k, v in want.items() if j.get(k) != v}
+if bad:
+    sys.exit("--json: %r" % bad)
+EOF
+
+# 5. bad clients: each refused with a reason in the server's log, and the
+# server goes on
+run wrongkey "$tool/rpma-mirror" -k "$WORK/other.key" "$WORK/src" "$to"
+status_is wrongkey 2
+has wrongkey "the server at $to holds another key: nothing sent"
+lacks wrongkey "mirrored"
+wait_for server "refused $ADDR: it does not hold the key"
+run replay "${peer[@]}" "$to" replay
+ok replay
+wait_for server "refused $ADDR: a challenge this server did not give, gave before"
+before=$(refusals)
+knocks=8
+[ "$MODE" = dram ] && knocks=100
+run knocks "${peer[@]}" "$to" mix $knocks
+ok knocks
+has knocks "$knocks knocks, $knocks answered as they must be"
+[ $(($(refusals) - before)) -eq $knocks ] ||
+	fail "the server logged $(($(refusals) - before)) refusals for $knocks bad clients"
+has server "refused $ADDR: not an rpma-mirror client"
+has server "refused $ADDR: an rpma-mirror client of another version"
+run intruder "$BIN/01-connection/client" "$ADDR" $port
+status_is intruder 1
+# and then a good client
+run after "${mirror[@]}" --verify-only "$WORK/src" "$to"
+ok after
+has after "the target holds the same 12.0 MiB"
 
 if [ "$MODE" = dram ]; then
+	# 6. a client that says nothing after its hello is let go in 10 s
+	run silent "${peer[@]}" "$to" silent
+	ok silent
+	wait_for server "refused $ADDR: it said nothing more for 10 s after its hello"
+	# 7. a client killed mid-copy; then a good one finishes the copy
+	mib big 24
+	start killed "${mirror[@]}" --verbose --limit 2M "$WORK/big" "$to"
+	if wait_for killed "copying: 20%" 60; then
+		stop killed KILL
+	fi
+	status_is killed 137
+	wait_for server "; the first 24.0 MiB of $target" 30
+	run resumed "${mirror[@]}" "$WORK/big" "$to"
+	ok resumed
+	again=$(value resumed '.*sent, \([0-9]*\) already there.*')
+	[ -n "$again" ] && [ "$again" -ge 4 ] && [ "$again" -lt 24 ] ||
+		fail "the copy after the kill found ${again:-no} chunks already there, expected 4 to 23"
+	digest_ok resumed server
 	stop server
 	ok server
 	has server "stopped by signal 15"
+
+	# 8. --allow: a peer outside every rule is refused before anything is said
+	start allow_other "${mirror[@]}" --serve --once --allow 198.51.100.0/24 \
+		--allow 2001:db8::/32 "$ADDR:$((port + 1))" "$target"
+	wait_for allow_other "from the --allow addresses"
+	run outside "${mirror[@]}" "$WORK/src" "$ADDR:$((port + 1))"
+	status_is outside 2
+	has outside "turned us down"
+	wait_for allow_other "refused $ADDR: not an address --allow lets in"
+	stop allow_other
+	ok allow_other
+	start allow_me "${mirror[@]}" --serve --once --allow "$ADDR/32" \
+		"$ADDR:$((port + 2))" "$target"
+	wait_for allow_me "from the --allow addresses" &&
+		run inside "${mirror[@]}" "$WORK/src" "$ADDR:$((port + 2))"
+	ok inside
+	has inside "mirrored 12.0 MiB"
+	ok allow_me
+	digest_ok inside allow_me
+
 	# a plain file is no pmem: the declaration is ignored, and said so
-	start declared "$mirror" --serve --direct-write-to-pmem --once "$ADDR:$((port + 1))" \
-		"$target"
+	start declared "${mirror[@]}" --serve --direct-write-to-pmem --once \
+		"$ADDR:$((port + 5))" "$target"
 	wait_for declared "serving $target"
 	has declared "is not persistent memory: --direct-write-to-pmem ignored"
 	has declared "persist by GPSPM"
 	stop declared
 	ok declared
+
+	# 9. a host name, and an IPv6 address in brackets (the test VM's own
+	# /etc/hosts and interface: never a host's)
+	if [ "$PROVIDER" = host ]; then
+		echo "not run on a host's own device: naming the target in /etc/hosts and" \
+			"an IPv6 address on its interface"
+		conclude
+	fi
+	if ! grep -q 'mirror-target.example.org' /etc/hosts 2>/dev/null; then
+		echo "$ADDR mirror-target.example.org" >>/etc/hosts ||
+			fail "cannot name the target in /etc/hosts"
+	fi
+	start named "${mirror[@]}" --serve --once "mirror-target.example.org:$((port + 3))" \
+		"$target"
+	wait_for named "serving $target" &&
+		run byname "${mirror[@]}" --verify-only "$WORK/src" "mirror-target.example.org:$((port + 3))"
+	ok byname
+	has byname "the target holds the same 12.0 MiB"
+	ok named
+	dev=$(ip -o -4 addr show | awk -v a="$ADDR" '$4 ~ "^"a"/" { print $2; exit }')
+	v6=2001:db8::7a
+	if [ -z "$dev" ] || ! ip -6 addr replace "$v6/64" dev "$dev" nodad; then
+		fail "cannot give ${dev:-the RDMA interface} the address $v6"
+	else
+		sleep 1 # the device's GID table learns the address
+		start six "${mirror[@]}" --serve --once --allow 2001:db8::/32 \
+			"[$v6]:$((port + 4))" "$target"
+		wait_for six "serving $target (32.0 MiB) on [$v6]:$((port + 4))" &&
+			run bysix "${mirror[@]}" --fresh "$WORK/src" "[$v6]:$((port + 4))"
+		ok bysix
+		has bysix "mirrored 12.0 MiB: 12 chunks sent"
+		has six "$v6 mirrors 12.0 MiB"
+		ok six
+		digest_ok bysix six
+	fi
 	conclude
 fi
 
-# 4. interrupted (SIGINT) while copying, then resumed
+# 10. interrupted (SIGINT) while copying: 130; then resumed
 mib big 24
 # at 1 MiB/s: 24 s, time enough for the signal to land in it on a busy host
-start slow "$mirror" --verbose --limit 1 "$WORK/big" "$to"
+start slow "${mirror[@]}" --verbose --limit 1M "$WORK/big" "$to"
 if wait_for slow "copying: 20%" 60; then
 	stop slow INT
 fi
-status_is slow 3
+status_is slow 130
 has slow "interrupted by signal 2"
 has slow "NOT mirrored"
 lacks slow "mirrored 24.0 MiB"
-served 5
-run resumed "$mirror" "$WORK/big" "$to"
+wait_for server "the client disconnected; the first 24.0 MiB" 30
+run resumed "${mirror[@]}" "$WORK/big" "$to"
 ok resumed
 again=$(value resumed '.*sent, \([0-9]*\) already there.*')
 [ -n "$again" ] && [ "$again" -ge 4 ] && [ "$again" -lt 24 ] ||
 	fail "the resumed copy found ${again:-no} chunks already there, expected 4 to 23"
-served 6
 digest_ok resumed server
 
-# 5. a device DAX as the source
-run dax "$mirror" --chunk 4M "$devsrc" "$to"
+# 11. a device DAX as the source
+run dax "${mirror[@]}" --chunk 4M "$devsrc" "$to"
 ok dax
 has dax "mirrored 124.0 MiB"
-served 7
+wait_for server "the client disconnected; the first 124.0 MiB" 30
 digest_ok dax server
 
-# 6. bad input: clear messages, non-zero, nothing called mirrored
-run nosrc "$mirror" "$WORK/not-there" "$to"
-status_is nosrc 1
+# 12. bad input: clear messages, status 2, nothing called mirrored
+run nosrc "${mirror[@]}" "$WORK/not-there" "$to"
+status_is nosrc 2
 has nosrc "cannot open $WORK/not-there: No such file or directory"
 truncate -s 200M "$WORK/huge"
-run toobig "$mirror" "$WORK/huge" "$to"
-status_is toobig 1
+run toobig "${mirror[@]}" "$WORK/huge" "$to"
+status_is toobig 2
 has toobig "is smaller than $WORK/huge (200.0 MiB): nothing copied"
 start other "$BIN/01-connection/server" "$ADDR" $((port + 1))
-listening other && run stranger "$mirror" "$WORK/src" "$ADDR:$((port + 1))"
-status_is stranger 1
+listening other && run stranger "${mirror[@]}" "$WORK/src" "$ADDR:$((port + 1))"
+status_is stranger 2
 has stranger "is not an rpma-mirror server"
-run nobody "$mirror" "$WORK/src" "$ADDR:$((port + 2))"
-status_is nobody 1
+run nobody "${mirror[@]}" "$WORK/src" "$ADDR:$((port + 2))"
+status_is nobody 2
 has nobody "$ADDR:$((port + 2))"
-run intruder "$BIN/01-connection/client" "$ADDR" $port
-status_is intruder 1
-wait_for server "turned down a peer that is not an rpma-mirror client"
-run notarget "$mirror" --serve "$ADDR:$((port + 2))" "$WORK/not-there"
-status_is notarget 1
+run notarget "${mirror[@]}" --serve "$ADDR:$((port + 2))" "$WORK/not-there"
+status_is notarget 2
 has notarget "cannot open the target $WORK/not-there"
 for n in nosrc toobig stranger nobody; do lacks $n "mirrored"; done
 stop server
 ok server
 
-# 7. declared direct write to pmem: the flushes are reads after the writes
-start direct "$mirror" --serve --direct-write-to-pmem --once "$to" "$target"
-wait_for direct "serving $target" && run copy3 "$mirror" --fresh "$WORK/src" "$to"
+# 13. declared direct write to pmem: the flushes are reads after the writes
+start direct "${mirror[@]}" --serve --direct-write-to-pmem --once "$to" "$target"
+wait_for direct "serving $target" && run copy3 "${mirror[@]}" --fresh "$WORK/src" "$to"
 ok copy3
 ok direct
 has direct "persist by reads after the writes (direct write to pmem)"

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * psk.h -- a pre-shared key, a challenge and response over the connection
+ *          private data, and an address allow list: what a server that
+ *          hands out RDMA write access to its memory checks before it
+ *          says where that memory is
+ *
+ * Shared by rpma-mirror (tools/) and 19-replicated-log. The handshake takes
+ * two connections, since a connection carries private data only once each
+ * way (the request, then the answer):
+ *
+ *   1. HELLO: the client asks with a fresh nonce Nc. The server answers with
+ *      a fresh challenge Ns and proves that it holds the key:
+ *      HMAC(K, label "/server" || Nc || Ns). It remembers (Ns, Nc) for
+ *      PSK_CHALLENGE_TTL_S seconds, and both sides close the connection.
+ *   2. PROVE: the client connects again with Ns and the first PSK_MAC_SHORT
+ *      bytes of HMAC(K, label "/client" || Ns || Nc || what it asks). The
+ *      server finds the challenge, checks the MAC, forgets the challenge
+ *      (it serves once), and only then
+ *      answers with its region's descriptors, themselves under
+ *      HMAC(K, label "/answer" || Ns || Nc || the answer).
+ *
+ * A client without the key learns nothing of the region, and a recorded
+ * PROVE is worth nothing: its challenge has been used. HMAC-SHA-256,
+ * the random numbers and the constant-time comparison come from libsodium,
+ * which Debian keeps as a maintained package (libsodium23), whose
+ * interface is small and hard to misuse, and which also gives BLAKE2b for
+ * the digests of the data.
+ *
+ * Everything here is static: each program that includes it gets its own
+ * copy, and needs -lsodium.
+ */
+
+#ifndef RPMA_EXAMPLES_PSK_H
+#define RPMA_EXAMPLES_PSK_H 1
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#define PSK_MIN		    16				 /* bytes of key at least */
+#define PSK_MAX		    1024			 /* bytes of key at most */
+#define PSK_NONCE	    16				 /* bytes of a nonce or a challenge */
+#define PSK_PROOF	    crypto_auth_hmacsha256_BYTES /* 32 */
+#define PSK_MAC_SHORT	    16				 /* a MAC cut to fit a connection request */
+#define PSK_CHALLENGES	    64				 /* challenges a server keeps at a time */
+#define PSK_CHALLENGE_TTL_S 10 /* seconds a challenge can be answered in */
+
+struct psk {
+	unsigned char key[PSK_MAX];
+	size_t len;
+};
+
+/*
+ * Reads the key from path: 16 to 1024 bytes, one trailing newline (or
+ * CRLF) not counted, so that `openssl rand -hex 32 >FILE` and
+ * `head -c 32 /dev/urandom >FILE` both make a key. The file must be a
+ * regular file (not a symbolic link) of the user or of root that neither
+ * its group nor others can read or write, as ssh wants of a private key.
+ * 0, or -1 with the reason in why.
+ */
+static inline int psk_load(const char *path, struct psk *k, char *why, size_t why_size)
+{
+	unsigned char buf[PSK_MAX + 3];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	memset(k, 0, sizeof(*k));
+	if (sodium_init() < 0) {
+		snprintf(why, why_size, "libsodium cannot start");
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP) {
+		snprintf(why, why_size,
+			 "the key file %s is a symbolic link: give the file it points to", path);
+		return -1;
+	}
+	if (fd < 0) {
+		snprintf(why, why_size, "cannot open the key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(why, why_size, "the key file %s is not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(why, why_size,
+			 "the key file %s belongs to another user (uid %u): it must be yours or "
+			 "root's",
+			 path, (unsigned)st.st_uid);
+		close(fd);
+		return -1;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(why, why_size,
+			 "the key file %s is open to its group or others (mode %03o): "
+			 "chmod 600 %s",
+			 path, (unsigned)(st.st_mode & 0777), path);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0) {
+		snprintf(why, why_size, "cannot read the key file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (n > 0 && buf[n - 1] == '\n') {
+		n--;
+		if (n > 0 && buf[n - 1] == '\r')
+			n--;
+	}
+	if (n < PSK_MIN || n > PSK_MAX) {
+		snprintf(why, why_size, "the key in %s has %s%zd bytes; a key has %d to %d", path,
+			 n > PSK_MAX ? "more than " : "", n > PSK_MAX ? (ssize_t)PSK_MAX : n,
+			 PSK_MIN, PSK_MAX);
+		sodium_memzero(buf, sizeof(buf));
+		return -1;
+	}
+	memcpy(k->key, buf, (size_t)n);
+	k->len = (size_t)n;
+	sodium_memzero(buf, sizeof(buf));
+	return 0;
+}
+
+static inline void psk_wipe(struct psk *k)
+{
+	sodium_memzero(k, sizeof(*k));
+}
+
+static inline void psk_nonce(uint8_t nonce[PSK_NONCE])
+{
+	randombytes_buf(nonce, PSK_NONCE);
+}
+
+/* HMAC-SHA-256 of label, then each of up to three parts (NULL: none) */
+static inline void psk_hmac(const struct psk *k, const char *label, const void *a, size_t alen,
+			    const void *b, size_t blen, const void *c, size_t clen,
+			    uint8_t out[PSK_PROOF])
+{
+	crypto_auth_hmacsha256_state st;
+
+	crypto_auth_hmacsha256_init(&st, k->key, k->len);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)label, strlen(label) + 1);
+	if (a)
+		crypto_auth_hmacsha256_update(&st, a, alen);
+	if (b)
+		crypto_auth_hmacsha256_update(&st, b, blen);
+	if (c)
+		crypto_auth_hmacsha256_update(&st, c, clen);
+	crypto_auth_hmacsha256_final(&st, out);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/* constant time: a MAC compared byte by byte leaks how much of it is right */
+static inline bool psk_equal(const void *a, const void *b, size_t len)
+{
+	return sodium_memcmp(a, b, len) == 0;
+}
+
+/* the server's answer to a HELLO: it holds the key */
+static inline void psk_server_proof(const struct psk *k, const char *label,
+				    const uint8_t client_nonce[PSK_NONCE],
+				    const uint8_t challenge[PSK_NONCE], uint8_t proof[PSK_PROOF])
+{
+	char l[64];
+
+	snprintf(l, sizeof(l), "%s/server", label);
+	psk_hmac(k, l, client_nonce, PSK_NONCE, challenge, PSK_NONCE, NULL, 0, proof);
+}
+
+/* the client's answer to a challenge, bound to what it asks (`request`) */
+static inline void psk_client_mac(const struct psk *k, const char *label,
+				  const uint8_t challenge[PSK_NONCE],
+				  const uint8_t client_nonce[PSK_NONCE], const void *request,
+				  size_t request_len, uint8_t mac[PSK_MAC_SHORT])
+{
+	uint8_t full[PSK_PROOF];
+	char l[64];
+
+	snprintf(l, sizeof(l), "%s/client", label);
+	psk_hmac(k, l, challenge, PSK_NONCE, client_nonce, PSK_NONCE, request, request_len, full);
+	memcpy(mac, full, PSK_MAC_SHORT);
+}
+
+/* the server's answer to a proven client: its descriptors, not forged */
+static inline void psk_answer_mac(const struct psk *k, const char *label,
+				  const uint8_t challenge[PSK_NONCE],
+				  const uint8_t client_nonce[PSK_NONCE], const void *answer,
+				  size_t answer_len, uint8_t mac[PSK_MAC_SHORT])
+{
+	uint8_t full[PSK_PROOF];
+	char l[64];
+
+	snprintf(l, sizeof(l), "%s/answer", label);
+	psk_hmac(k, l, challenge, PSK_NONCE, client_nonce, PSK_NONCE, answer, answer_len, full);
+	memcpy(mac, full, PSK_MAC_SHORT);
+}
+
+/* ----- the challenges a server has handed out ------------------------- */
+
+struct psk_challenges {
+	struct {
+		uint8_t challenge[PSK_NONCE];
+		uint8_t client_nonce[PSK_NONCE];
+		uint64_t expires_ms; /* 0: free */
+	} slot[PSK_CHALLENGES];
+};
+
+static inline uint64_t psk_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * A new challenge for a client's nonce. When every slot is taken, the one
+ * that expires first gives way: a flood of HELLOs costs its sender, never
+ * the server's memory.
+ */
+static inline void psk_challenge_issue(struct psk_challenges *c,
+				       const uint8_t client_nonce[PSK_NONCE],
+				       uint8_t challenge[PSK_NONCE])
+{
+	uint64_t now = psk_now_ms();
+	int pick = 0;
+
+	for (int i = 0; i < PSK_CHALLENGES; i++) {
+		if (c->slot[i].expires_ms <= now) {
+			pick = i;
+			break;
+		}
+		if (c->slot[i].expires_ms < c->slot[pick].expires_ms)
+			pick = i;
+	}
+	psk_nonce(challenge);
+	memcpy(c->slot[pick].challenge, challenge, PSK_NONCE);
+	memcpy(c->slot[pick].client_nonce, client_nonce, PSK_NONCE);
+	c->slot[pick].expires_ms = now + PSK_CHALLENGE_TTL_S * 1000;
+}
+
+/*
+ * Finds a challenge the server gave and that has not expired: its slot,
+ * with the nonce it was given for in client_nonce, or -1. It stays given
+ * until psk_challenge_forget(): a forged answer, which anyone who reads
+ * the traffic can send, must not use up the real client's challenge.
+ */
+static inline int psk_challenge_find(const struct psk_challenges *c,
+				     const uint8_t challenge[PSK_NONCE],
+				     uint8_t client_nonce[PSK_NONCE])
+{
+	uint64_t now = psk_now_ms();
+
+	for (int i = 0; i < PSK_CHALLENGES; i++) {
+		if (c->slot[i].expires_ms <= now ||
+		    !psk_equal(c->slot[i].challenge, challenge, PSK_NONCE))
+			continue;
+		memcpy(client_nonce, c->slot[i].client_nonce, PSK_NONCE);
+		return i;
+	}
+	return -1;
+}
+
+/* a challenge answered: it serves once */
+static inline void psk_challenge_forget(struct psk_challenges *c, int slot)
+{
+	sodium_memzero(&c->slot[slot], sizeof(c->slot[slot]));
+}
+
+/* ----- --allow ADDR[/PREFIX] ------------------------------------------- */
+
+struct psk_allow {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	int prefix; /* bits that must match */
+};
+
+/* "192.0.2.0/24", "2001:db8::/32", "192.0.2.7"; 0, or -1 when it is none */
+static inline int psk_allow_parse(const char *arg, struct psk_allow *a)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(arg, '/');
+	size_t hlen = slash ? (size_t)(slash - arg) : strlen(arg);
+	int max;
+
+	memset(a, 0, sizeof(*a));
+	if (hlen == 0 || hlen >= sizeof(host))
+		return -1;
+	memcpy(host, arg, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(AF_INET, host, a->addr) == 1) {
+		a->family = AF_INET;
+		max = 32;
+	} else if (inet_pton(AF_INET6, host, a->addr) == 1) {
+		a->family = AF_INET6;
+		max = 128;
+	} else {
+		return -1;
+	}
+	a->prefix = max;
+	if (slash) {
+		char *end;
+		long p;
+
+		if (!slash[1] || slash[1] < '0' || slash[1] > '9')
+			return -1;
+		errno = 0;
+		p = strtol(slash + 1, &end, 10);
+		if (errno || *end || p < 0 || p > max)
+			return -1;
+		a->prefix = (int)p;
+	}
+	return 0;
+}
+
+static inline bool psk_prefix_match(const uint8_t *x, const uint8_t *y, int bits)
+{
+	int bytes = bits / 8, rest = bits % 8;
+
+	if (memcmp(x, y, (size_t)bytes) != 0)
+		return false;
+	if (rest == 0)
+		return true;
+	uint8_t mask = (uint8_t)(0xff << (8 - rest));
+
+	return (x[bytes] & mask) == (y[bytes] & mask);
+}
+
+/*
+ * Whether a peer may come in: always when there are no rules, else when a
+ * rule covers its address. An IPv4 peer seen as ::ffff:a.b.c.d is matched
+ * as a.b.c.d.
+ */
+static inline bool psk_allowed(const struct psk_allow *rules, int nrules,
+			       const struct sockaddr_storage *peer)
+{
+	const uint8_t *v4 = NULL, *v6 = NULL;
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (nrules == 0)
+		return true;
+	if (peer->ss_family == AF_INET) {
+		v4 = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
+	} else if (peer->ss_family == AF_INET6) {
+		v6 = (const uint8_t *)&((const struct sockaddr_in6 *)peer)->sin6_addr;
+		if (memcmp(v6, mapped, sizeof(mapped)) == 0)
+			v4 = v6 + 12;
+	}
+	for (int i = 0; i < nrules; i++) {
+		if (rules[i].family == AF_INET && v4 &&
+		    psk_prefix_match(rules[i].addr, v4, rules[i].prefix))
+			return true;
+		if (rules[i].family == AF_INET6 && v6 &&
+		    psk_prefix_match(rules[i].addr, v6, rules[i].prefix))
+			return true;
+	}
+	return false;
+}
+
+/* "192.0.2.7" or "2001:db8::7", for the log */
+static inline const char *psk_addr_str(const struct sockaddr_storage *a, char *buf, size_t size)
+{
+	const void *p = NULL;
+
+	if (a->ss_family == AF_INET)
+		p = &((const struct sockaddr_in *)a)->sin_addr;
+	else if (a->ss_family == AF_INET6)
+		p = &((const struct sockaddr_in6 *)a)->sin6_addr;
+	if (!p || !inet_ntop(a->ss_family, p, buf, (socklen_t)size))
+		snprintf(buf, size, "(an address of family %d)", (int)a->ss_family);
+	return buf;
+}
+
+#endif /* RPMA_EXAMPLES_PSK_H */

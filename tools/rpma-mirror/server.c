@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * server.c -- rpma-mirror --serve: TARGET offered to clients that hold the key
+ *
+ * The server maps TARGET with libpmem2 and registers it for remote writes,
+ * reads and persistent flushes: by GPSPM (its CPU persists what a client
+ * flushes, with libpmem2's persist function, served by a thread of the
+ * library) or, declared with --direct-write-to-pmem, by reads after the
+ * writes. It takes connection requests one at a time, and no client,
+ * however it behaves, ends it: a refusal is logged and the next request
+ * is served. Only a signal (or --once) ends it.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libpmem2.h>
+
+#include "mirror.h"
+
+/* after so many failures in a row, the endpoint is broken, not a peer */
+#define EP_FAILURES_MAX 10
+
+struct server {
+	const struct server_options *o;
+	struct pmem2_map *map;
+	uint8_t *area;
+	size_t size;
+	bool direct_write;
+	struct rpma_peer *peer;
+	struct rpma_mr_local *mr;
+	struct rpma_peer_cfg *pcfg;
+	struct rpma_conn_cfg *cfg;
+	struct rpma_ep *ep;
+	struct psk_challenges challenges;
+	uint8_t region[ANSWER_PDATA_MAX]; /* the REGION answer, less its MAC */
+	uint8_t region_len;
+};
+
+static int server_map(struct server *s)
+{
+	struct pmem2_config *cfg = NULL;
+	struct pmem2_source *src = NULL;
+	int ret = -1;
+	/* the target must be there: a mirror never makes one up */
+	int fd = open(s->o->target, O_RDWR);
+
+	if (fd < 0) {
+		complain("cannot open the target %s: %s", s->o->target, strerror(errno));
+		return -1;
+	}
+	if (pmem2_config_new(&cfg) ||
+	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) ||
+	    pmem2_source_from_fd(&src, fd) || pmem2_map_new(&s->map, cfg, src)) {
+		complain("cannot map the target %s: %s", s->o->target, pmem2_errormsg());
+		goto out;
+	}
+	s->area = pmem2_map_get_address(s->map);
+	s->size = pmem2_map_get_size(s->map);
+	enum pmem2_granularity gran = pmem2_map_get_store_granularity(s->map);
+
+	s->direct_write = s->o->declared && gran != PMEM2_GRANULARITY_PAGE;
+	if (s->o->declared && !s->direct_write)
+		say("%s is not persistent memory: --direct-write-to-pmem ignored", s->o->target);
+	ret = 0;
+out:
+	if (src)
+		pmem2_source_delete(&src);
+	if (cfg)
+		pmem2_config_delete(&cfg);
+	close(fd);
+	return ret;
+}
+
+/* the REGION answer, built once: the same for every client but its MAC */
+static int make_region_answer(struct server *s)
+{
+	struct region_pdata *a = (struct region_pdata *)s->region;
+	size_t mr_desc_size, pcfg_desc_size;
+	int ret;
+
+	if ((ret = rpma_mr_get_versioned_descriptor_size(s->mr, &mr_desc_size)) ||
+	    (ret = rpma_peer_cfg_get_versioned_descriptor_size(s->pcfg, &pcfg_desc_size))) {
+		failed("getting the descriptor sizes", ret);
+		return -1;
+	}
+	if (sizeof(*a) + mr_desc_size + pcfg_desc_size > sizeof(s->region)) {
+		complain("the descriptors do not fit in the private data");
+		return -1;
+	}
+	memset(s->region, 0, sizeof(s->region));
+	memcpy(a->magic, MIRROR_MAGIC, sizeof(a->magic));
+	a->version = MIRROR_VERSION;
+	a->step = STEP_REGION;
+	a->mr_desc_size = (uint8_t)mr_desc_size;
+	a->pcfg_desc_size = (uint8_t)pcfg_desc_size;
+	a->target_size = htole64(s->size);
+	if ((ret = rpma_mr_get_versioned_descriptor(s->mr, a->descriptors)) ||
+	    (ret = rpma_peer_cfg_get_versioned_descriptor(s->pcfg, s->cfg,
+							  a->descriptors + mr_desc_size))) {
+		failed("getting the descriptors", ret);
+		return -1;
+	}
+	s->region_len = (uint8_t)(sizeof(*a) + mr_desc_size + pcfg_desc_size);
+	return 0;
+}
+
+/*
+ * Waits for the connection's end: -2 when the deadline (-1: none) passed
+ * first, 0 when the client went, 1 on a signal, -1 on an error. `how`
+ * tells how the client went.
+ */
+static int wait_end(struct rpma_conn *conn, int timeout_ms, const char **how)
+{
+	enum rpma_conn_event event;
+	double deadline = now_s() + timeout_ms / 1000.0;
+	int fd, ret = rpma_conn_get_event_fd(conn, &fd);
+
+	while (!ret) {
+		int left = timeout_ms < 0 ? -1 : (int)((deadline - now_s()) * 1000);
+		int r = wait_readable(fd, timeout_ms < 0 ? -1 : (left > 0 ? left : 0));
+
+		if (r == 0)
+			return 1;
+		if (r < 0)
+			return r;
+		ret = rpma_conn_next_event(conn, &event);
+		if (ret)
+			break;
+		if (event == RPMA_CONN_ESTABLISHED)
+			continue;
+		*how =
+		    event == RPMA_CONN_CLOSED ? "disconnected" : rpma_utils_conn_event_2str(event);
+		return 0;
+	}
+	failed("waiting for the client", ret);
+	return -1;
+}
+
+static void refuse(struct rpma_conn_req **req, const char *peer, const char *why)
+{
+	say("refused %s: %s", peer, why);
+	rpma_conn_req_delete(req);
+}
+
+/* HELLO: a challenge, and the proof that this server holds the key */
+static void answer_hello(struct server *s, struct rpma_conn_req **req,
+			 const struct request_pdata *rq, const char *peer)
+{
+	struct challenge_pdata a;
+	struct rpma_conn *conn = NULL;
+	const char *how = NULL;
+
+	memset(&a, 0, sizeof(a));
+	memcpy(a.magic, MIRROR_MAGIC, sizeof(a.magic));
+	a.version = MIRROR_VERSION;
+	a.step = STEP_CHALLENGE;
+	psk_challenge_issue(&s->challenges, rq->nonce, a.challenge);
+	psk_server_proof(s->o->key, MIRROR_LABEL, rq->nonce, a.challenge, a.proof);
+
+	struct rpma_conn_private_data pd = { &a, sizeof(a) };
+	int ret = rpma_conn_req_connect(req, &pd, &conn);
+
+	if (ret) {
+		/* the client may have given up already: it is its loss, not ours */
+		failed("answering a client's hello", ret);
+		return;
+	}
+	/* the client closes it once it has read the challenge */
+	if (wait_end(conn, HANDSHAKE_MS, &how) == -2)
+		say("refused %s: it said nothing more for %d s after its hello", peer,
+		    HANDSHAKE_MS / 1000);
+	else if (s->o->verbose)
+		say("%s took a challenge", peer);
+	rpma_conn_disconnect(conn);
+	rpma_conn_delete(&conn);
+}
+
+/* what became of a connection request */
+enum take { TAKE_REFUSED, TAKE_SERVED, TAKE_SIGNAL };
+
+/* a client that has proven the key, from its request to its going */
+static enum take serve_client(struct server *s, struct rpma_conn_req **req,
+			      const struct request_pdata *rq, const uint8_t client_nonce[PSK_NONCE],
+			      const char *peer)
+{
+	uint8_t buf[ANSWER_PDATA_MAX];
+	struct region_pdata *a = (struct region_pdata *)buf;
+	struct rpma_conn *conn = NULL;
+	uint64_t length = le64toh(rq->length);
+	uint32_t chunk = le32toh(rq->chunk);
+	const char *how = NULL;
+	char h[32], hc[32];
+
+	memcpy(buf, s->region, s->region_len);
+	psk_answer_mac(s->o->key, MIRROR_LABEL, rq->nonce, client_nonce, buf, s->region_len,
+		       a->mac);
+
+	struct rpma_conn_private_data pd = { buf, s->region_len };
+	int ret = rpma_conn_req_connect(req, &pd, &conn);
+
+	if (ret) {
+		failed("accepting a client", ret);
+		return TAKE_REFUSED;
+	}
+	if (length > s->size)
+		say("%s asks for %s, more than %s holds: it will go", peer,
+		    human(length, h, sizeof(h)), s->o->target);
+	else
+		say("%s %s %s in chunks of %s", peer,
+		    rq->flags & REQUEST_VERIFY_ONLY ? "compares" : "mirrors",
+		    human(length, h, sizeof(h)), human(chunk, hc, sizeof(hc)));
+
+	int r = wait_end(conn, -1, &how);
+
+	if (r == 0 && length <= s->size) {
+		char hex[DIGEST_HEX];
+
+		/* the digest of what the client left, as it computes it from the source */
+		area_digest(s->area, length, chunk, hex);
+		say("the client %s; the first %s of %s: digest %s", how,
+		    human(length, h, sizeof(h)), s->o->target, hex);
+	} else if (r == 0) {
+		say("the client %s", how);
+	}
+	rpma_conn_disconnect(conn);
+	rpma_conn_delete(&conn);
+	return r == 1 ? TAKE_SIGNAL : TAKE_SERVED;
+}
+
+/* whether a request is one of this version's; the reason when it is not */
+static const char *read_request(struct rpma_conn_req *req, struct request_pdata *rq)
+{
+	struct rpma_conn_private_data pd;
+
+	/* iWARP carries the bytes the client sent, RoCE pads them to 56 */
+	memset(rq, 0, sizeof(*rq));
+	if (rpma_conn_req_get_private_data(req, &pd) || !pd.ptr || pd.len < 10 ||
+	    memcmp(pd.ptr, MIRROR_MAGIC, sizeof(rq->magic)) != 0)
+		return "not an rpma-mirror client";
+	if (((const uint8_t *)pd.ptr)[8] != MIRROR_VERSION)
+		return "an rpma-mirror client of another version";
+	if (pd.len < sizeof(*rq))
+		return "a request cut short";
+	memcpy(rq, pd.ptr, sizeof(*rq));
+	if (rq->step != STEP_HELLO && rq->step != STEP_PROVE)
+		return "a step of the handshake that a client does not take";
+	if (le32toh(rq->chunk) < CHUNK_MIN || le32toh(rq->chunk) > CHUNK_MAX)
+		return "a chunk size out of range";
+	return NULL;
+}
+
+/* one connection request, whatever it holds */
+static enum take take_request(struct server *s, struct rpma_conn_req **req)
+{
+	struct sockaddr_storage ss;
+	struct request_pdata rq;
+	uint8_t client_nonce[PSK_NONCE], mac[PSK_MAC_SHORT];
+	char peer[INET6_ADDRSTRLEN + 32];
+	const char *why;
+
+	if (rpma_conn_req_get_peer_addr(*req, &ss))
+		snprintf(peer, sizeof(peer), "a peer of unknown address");
+	else
+		psk_addr_str(&ss, peer, sizeof(peer));
+	if (!psk_allowed(s->o->allow, s->o->nallow, &ss)) {
+		refuse(req, peer, "not an address --allow lets in");
+		return TAKE_REFUSED;
+	}
+	why = read_request(*req, &rq);
+	if (why) {
+		refuse(req, peer, why);
+		return TAKE_REFUSED;
+	}
+	if (rq.step == STEP_HELLO) {
+		answer_hello(s, req, &rq, peer);
+		return TAKE_REFUSED;
+	}
+	int slot = psk_challenge_find(&s->challenges, rq.nonce, client_nonce);
+
+	if (slot < 0) {
+		refuse(req, peer,
+		       "a challenge this server did not give, gave before, or "
+		       "gave too long ago");
+		return TAKE_REFUSED;
+	}
+	psk_client_mac(s->o->key, MIRROR_LABEL, rq.nonce, client_nonce, &rq, REQUEST_HEAD_SIZE,
+		       mac);
+	if (!psk_equal(mac, rq.mac, sizeof(mac))) {
+		refuse(req, peer, "it does not hold the key");
+		return TAKE_REFUSED;
+	}
+	psk_challenge_forget(&s->challenges, slot);
+	return serve_client(s, req, &rq, client_nonce, peer);
+}
+
+static int setup(struct server *s)
+{
+	struct ibv_context *ibv_ctx;
+	int ret = rpma_utils_get_ibv_context(s->o->addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ibv_ctx);
+
+	if (!ret)
+		ret = rpma_peer_new(ibv_ctx, &s->peer);
+	if (ret) {
+		failed("opening the RDMA device", ret);
+		return -1;
+	}
+	/* written and read from afar, flushed to persistence */
+	ret = rpma_mr_reg(s->peer, s->area, s->size,
+			  RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+			      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT,
+			  &s->mr);
+	if (ret) {
+		failed("rpma_mr_reg", ret);
+		return -1;
+	}
+	ret = rpma_mr_set_persist_fn(s->mr, pmem2_get_persist_fn(s->map));
+	if (!ret)
+		ret = rpma_peer_cfg_new(&s->pcfg);
+	if (!ret)
+		ret = rpma_peer_cfg_set_direct_write_to_pmem(s->pcfg, s->direct_write);
+	if (!ret)
+		ret = rpma_conn_cfg_new(&s->cfg);
+	if (!ret)
+		ret = rpma_conn_cfg_set_gpspm(s->cfg, RPMA_GPSPM_THREAD);
+	if (!ret)
+		ret = rpma_conn_cfg_set_rq_size(s->cfg, SERVER_DEPTH);
+	if (ret) {
+		failed("configuring the target", ret);
+		return -1;
+	}
+	if (make_region_answer(s))
+		return -1;
+	ret = rpma_ep_listen(s->peer, s->o->addr, s->o->port, &s->ep);
+	if (ret) {
+		failed("rpma_ep_listen", ret);
+		return -1;
+	}
+	return 0;
+}
+
+int run_server(const struct server_options *o)
+{
+	static struct server s; /* the challenges are big */
+	int status = EXIT_TROUBLE;
+	int ep_failures = 0;
+	int ret, ep_fd;
+	char h[32];
+
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	if (server_map(&s))
+		return EXIT_TROUBLE;
+	if (setup(&s))
+		goto out;
+	ret = rpma_ep_get_fd(s.ep, &ep_fd);
+	if (ret) {
+		failed("rpma_ep_get_fd", ret);
+		goto out;
+	}
+	bool v6 = strchr(o->addr, ':') != NULL;
+
+	say("serving %s (%s) on %s%s%s:%s to clients with the key%s; the clients' flushes "
+	    "persist %s",
+	    o->target, human(s.size, h, sizeof(h)), v6 ? "[" : "", o->addr, v6 ? "]" : "", o->port,
+	    o->nallow ? " from the --allow addresses" : "",
+	    s.direct_write ? "by reads after the writes (direct write to pmem)"
+			   : "by GPSPM (this CPU persists them with libpmem2)");
+	for (;;) {
+		struct rpma_conn_req *req = NULL;
+		int r = wait_readable(ep_fd, -1);
+
+		if (r < 0)
+			goto out;
+		if (r == 0)
+			break;
+		ret = rpma_ep_next_conn_req(s.ep, s.cfg, &req);
+		if (ret) {
+			/* a peer that gave up between its request and now */
+			failed("taking a connection request", ret);
+			if (++ep_failures == EP_FAILURES_MAX) {
+				complain("the endpoint failed %d times in a row: stopping",
+					 EP_FAILURES_MAX);
+				goto out;
+			}
+			continue;
+		}
+		ep_failures = 0;
+		r = take_request(&s, &req);
+		if (r == TAKE_SIGNAL || (r == TAKE_SERVED && o->once))
+			break;
+	}
+	if (stop_signal)
+		say("stopped by signal %d", (int)stop_signal);
+	status = EXIT_SAME;
+out:
+	rpma_ep_shutdown(&s.ep);
+	rpma_conn_cfg_delete(&s.cfg);
+	rpma_peer_cfg_delete(&s.pcfg);
+	rpma_mr_dereg(&s.mr);
+	rpma_peer_delete(&s.peer);
+	pmem2_map_delete(&s.map);
+	sodium_memzero(&s.challenges, sizeof(s.challenges));
+	return status;
+}

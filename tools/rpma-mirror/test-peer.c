@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test-peer.c -- a misbehaving rpma-mirror client, for the checks only (not
+ *                installed): it knocks on a server the ways an attacker or a
+ *                broken client would, and says whether the server answered
+ *                as it must
+ *
+ * usage: test-peer -k KEYFILE ADDR:PORT KIND [COUNT]
+ *
+ * KIND (each expects the server to refuse, and to learn nothing of TARGET):
+ *   bad-magic     a request that is no rpma-mirror client's
+ *   old-version   a client of version 1, which had no key
+ *   no-challenge  a PROVE with a challenge the server never gave
+ *   wrong-mac     a HELLO, then a PROVE with a MAC that is not the key's
+ *   replay        a good HELLO and PROVE (let in), then the same PROVE again
+ *   silent        a HELLO, and then nothing: the server must end it itself
+ *   mix           COUNT knocks, bad-magic, old-version, no-challenge and
+ *                 wrong-mac in turn
+ * Exit status: 0 when every knock was answered as it must be, 1 when not,
+ * 2 on trouble.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mirror.h"
+
+static struct rpma_peer *peer;
+static struct psk key;
+static const char *addr, *port;
+
+/*
+ * Connects with pd as the request; returns the first event: ESTABLISHED
+ * (with the connection in *conn and the answer in *answer) or another
+ */
+static enum rpma_conn_event knock(const void *pd, size_t len, struct rpma_conn **conn,
+				  uint8_t answer[ANSWER_PDATA_MAX], size_t *answer_len)
+{
+	struct rpma_conn_private_data p = { (void *)pd, (uint8_t)len };
+	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn_private_data a;
+
+	*conn = NULL;
+	if (rpma_conn_req_new(peer, addr, port, NULL, &req) ||
+	    rpma_conn_req_connect(&req, &p, conn) || rpma_conn_next_event(*conn, &event)) {
+		printf("test-peer: cannot connect\n");
+		exit(EXIT_TROUBLE);
+	}
+	if (event != RPMA_CONN_ESTABLISHED) {
+		rpma_conn_delete(conn);
+		return event;
+	}
+	*answer_len = 0;
+	if (rpma_conn_get_private_data(*conn, &a) == 0 && a.ptr) {
+		*answer_len = a.len;
+		memcpy(answer, a.ptr, a.len);
+	}
+	return event;
+}
+
+static void hang_up(struct rpma_conn **conn)
+{
+	enum rpma_conn_event event;
+
+	if (rpma_conn_disconnect(*conn) == 0)
+		rpma_conn_next_event(*conn, &event);
+	rpma_conn_delete(conn);
+}
+
+static void request(struct request_pdata *rq, enum mirror_step step)
+{
+	memset(rq, 0, sizeof(*rq));
+	memcpy(rq->magic, MIRROR_MAGIC, sizeof(rq->magic));
+	rq->version = MIRROR_VERSION;
+	rq->step = (uint8_t)step;
+	rq->chunk = htole32(1u << 20);
+	rq->length = htole64(1u << 20);
+}
+
+/* a good HELLO: the challenge in ch; false when the server did not give one */
+static bool hello(uint8_t nonce[PSK_NONCE], struct challenge_pdata *ch)
+{
+	uint8_t answer[ANSWER_PDATA_MAX];
+	struct request_pdata rq;
+	struct rpma_conn *conn;
+	size_t len;
+
+	request(&rq, STEP_HELLO);
+	psk_nonce(nonce);
+	memcpy(rq.nonce, nonce, PSK_NONCE);
+	if (knock(&rq, sizeof(rq), &conn, answer, &len) != RPMA_CONN_ESTABLISHED)
+		return false;
+	hang_up(&conn);
+	if (len < sizeof(*ch))
+		return false;
+	memcpy(ch, answer, sizeof(*ch));
+	return ch->step == STEP_CHALLENGE;
+}
+
+/* the server refused pd, or let it in and told nothing: true when it refused */
+static bool refused(const char *kind, const void *pd, size_t len)
+{
+	uint8_t answer[ANSWER_PDATA_MAX];
+	struct rpma_conn *conn;
+	size_t alen;
+	enum rpma_conn_event ev = knock(pd, len, &conn, answer, &alen);
+
+	if (ev == RPMA_CONN_REJECTED) {
+		printf("%s: refused\n", kind);
+		return true;
+	}
+	printf("%s: UNEXPECTED: %s, with %zu bytes of answer\n", kind,
+	       rpma_utils_conn_event_2str(ev), ev == RPMA_CONN_ESTABLISHED ? alen : 0);
+	if (conn)
+		hang_up(&conn);
+	return false;
+}
+
+static bool one(const char *kind)
+{
+	struct request_pdata rq;
+	struct challenge_pdata ch;
+	uint8_t nonce[PSK_NONCE];
+
+	if (strcmp(kind, "bad-magic") == 0) {
+		request(&rq, STEP_HELLO);
+		memcpy(rq.magic, "NOTMIRR!", sizeof(rq.magic));
+		return refused(kind, &rq, sizeof(rq));
+	}
+	if (strcmp(kind, "old-version") == 0) {
+		request(&rq, STEP_HELLO);
+		rq.version = 1;
+		return refused(kind, &rq, 24);
+	}
+	if (strcmp(kind, "no-challenge") == 0) {
+		request(&rq, STEP_PROVE);
+		psk_nonce(rq.nonce);
+		psk_nonce(rq.mac);
+		return refused(kind, &rq, sizeof(rq));
+	}
+	if (strcmp(kind, "wrong-mac") == 0 || strcmp(kind, "replay") == 0) {
+		if (!hello(nonce, &ch)) {
+			printf("%s: UNEXPECTED: no challenge for a good hello\n", kind);
+			return false;
+		}
+		request(&rq, STEP_PROVE);
+		memcpy(rq.nonce, ch.challenge, PSK_NONCE);
+		psk_client_mac(&key, MIRROR_LABEL, ch.challenge, nonce, &rq, REQUEST_HEAD_SIZE,
+			       rq.mac);
+		if (kind[0] == 'w') {
+			rq.mac[0] ^= 1;
+			return refused(kind, &rq, sizeof(rq));
+		}
+		uint8_t answer[ANSWER_PDATA_MAX];
+		struct rpma_conn *conn;
+		size_t alen;
+
+		if (knock(&rq, sizeof(rq), &conn, answer, &alen) != RPMA_CONN_ESTABLISHED ||
+		    alen < sizeof(struct region_pdata) || answer[9] != STEP_REGION) {
+			printf("%s: UNEXPECTED: the first PROVE was not let in\n", kind);
+			if (conn)
+				hang_up(&conn);
+			return false;
+		}
+		hang_up(&conn);
+		return refused(kind, &rq, sizeof(rq));
+	}
+	if (strcmp(kind, "silent") == 0) {
+		uint8_t answer[ANSWER_PDATA_MAX];
+		struct rpma_conn *conn;
+		enum rpma_conn_event ev;
+		size_t alen;
+
+		request(&rq, STEP_HELLO);
+		psk_nonce(rq.nonce);
+		if (knock(&rq, sizeof(rq), &conn, answer, &alen) != RPMA_CONN_ESTABLISHED) {
+			printf("%s: UNEXPECTED: a good hello was not let in\n", kind);
+			return false;
+		}
+		double t0 = now_s();
+		int fd;
+
+		/* nothing more from here: the server must hang up by itself */
+		if (rpma_conn_get_event_fd(conn, &fd) ||
+		    wait_readable(fd, HANDSHAKE_MS + 10000) != 1 ||
+		    rpma_conn_next_event(conn, &ev)) {
+			printf("%s: UNEXPECTED: still connected after %.0f s\n", kind,
+			       now_s() - t0);
+			hang_up(&conn);
+			return false;
+		}
+		printf("%s: the server hung up after %.1f s: %s\n", kind, now_s() - t0,
+		       rpma_utils_conn_event_2str(ev));
+		rpma_conn_delete(&conn);
+		return true;
+	}
+	printf("test-peer: %s is no kind of knock\n", kind);
+	exit(EXIT_TROUBLE);
+}
+
+int main(int argc, char *argv[])
+{
+	static const char *const mix[] = { "bad-magic", "old-version", "no-challenge",
+					   "wrong-mac" };
+	struct ibv_context *ibv_ctx;
+	char why[256];
+
+	if (argc < 5 || argc > 6 || strcmp(argv[1], "-k") != 0) {
+		fprintf(stderr, "usage: %s -k KEYFILE ADDR:PORT KIND [COUNT]\n", argv[0]);
+		return EXIT_TROUBLE;
+	}
+	if (psk_load(argv[2], &key, why, sizeof(why))) {
+		fprintf(stderr, "test-peer: %s\n", why);
+		return EXIT_TROUBLE;
+	}
+	char *colon = strrchr(argv[3], ':');
+
+	if (!colon)
+		return EXIT_TROUBLE;
+	*colon = '\0';
+	addr = argv[3];
+	port = colon + 1;
+	if (rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx) ||
+	    rpma_peer_new(ibv_ctx, &peer)) {
+		fprintf(stderr, "test-peer: no RDMA device reaches %s\n", addr);
+		return EXIT_TROUBLE;
+	}
+	prog = "test-peer";
+	/* the library's own complaints about refusals are expected here */
+	rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_DISABLED);
+
+	int bad = 0;
+
+	if (strcmp(argv[4], "mix") == 0) {
+		int n = argc == 6 ? atoi(argv[5]) : 4;
+
+		for (int i = 0; i < n; i++)
+			bad += !one(mix[i % 4]);
+		printf("%d knocks, %d answered as they must be\n", n, n - bad);
+	} else {
+		bad = !one(argv[4]);
+	}
+	rpma_peer_delete(&peer);
+	return bad ? 1 : 0;
+}
