@@ -23,6 +23,8 @@
 #include <libpmem2.h>
 #include <librpma.h>
 
+#include "psk.h"
+
 /*
  * The log, the same in the writer's memory and in every replica's:
  *
@@ -161,33 +163,127 @@ static inline void log_check(const uint8_t *log, size_t mapped, struct log_check
 }
 
 /*
- * Private data. The writer's connection request says who it is (a
- * replica accepts nothing else); the replica's answer describes its log
- * and carries the descriptors of its region and peer configuration.
+ * Private data: the handshake. A replica hands out RDMA write access to
+ * its whole log, so it says where the log is only to a writer that has
+ * proven that it holds the pre-shared key (psk.h, whose header tells the
+ * scheme). It takes two connections, since a connection carries private
+ * data once each way:
+ *
+ *   1. HELLO  the writer asks with a fresh nonce; the replica answers
+ *             with a fresh challenge and the proof that it holds the key
+ *             (struct replica_hello), and the connection is closed;
+ *   2. PROVE  the writer asks again with the challenge and its MAC over
+ *             it; the replica finds the challenge, checks the MAC, forgets it,
+ *             and only then answers with the log's state and the
+ *             descriptors (struct replica_pdata), under a MAC of its own.
+ *
+ * A HELLO carries a MAC over the nonce too. It proves nothing (it can be
+ * replayed) and the replica answers alike whatever it says: it only lets
+ * the replica's log name a writer that holds another key, which would
+ * otherwise just go away after the HELLO.
+ *
+ * rdma_cm carries at most 56 bytes of private data with a connection
+ * request and 196 with its acceptance (InfiniBand and RoCE).
  */
 #define WRITER_MAGIC	 0x57474f4cu /* "LOGW" */
 #define REPLICA_MAGIC	 0x52474f4cu /* "LOGR" */
-#define PROTOCOL_VERSION 2	     /* 2: the replica's descriptors are the versioned ones */
+#define PROTOCOL_VERSION 3	     /* 3: the pre-shared key handshake; 2: versioned descriptors */
+#define PSK_LABEL	 "rpma-replicated-log/3"
+
+#define STEP_HELLO 1
+#define STEP_PROVE 2
+
+#define PDATA_REQUEST_MAX 56
+#define PDATA_MAX	  196
 
 struct writer_pdata {
 	uint32_t magic; /* WRITER_MAGIC */
 	uint8_t version;
-	uint8_t pad[3];
+	uint8_t step; /* STEP_HELLO or STEP_PROVE */
+	uint8_t pad[2];
+	uint8_t nonce[PSK_NONCE];   /* HELLO: the writer's nonce; PROVE: the challenge */
+	uint8_t mac[PSK_MAC_SHORT]; /* HELLO: hello_mac(); PROVE: psk_client_mac() */
 };
 
+/* what a PROVE's MAC covers besides the challenge and the nonce: the fields before them */
+#define WRITER_PDATA_ASKED offsetof(struct writer_pdata, nonce)
+
+/* the answer to a HELLO */
+struct replica_hello {
+	uint32_t magic; /* REPLICA_MAGIC */
+	uint8_t version;
+	uint8_t step; /* STEP_HELLO */
+	uint8_t pad[2];
+	uint8_t challenge[PSK_NONCE];
+	uint8_t proof[PSK_PROOF]; /* psk_server_proof() */
+};
+
+/* the answer to a PROVE */
 struct replica_pdata {
 	uint32_t magic; /* REPLICA_MAGIC */
 	uint8_t version;
+	uint8_t step; /* STEP_PROVE */
 	uint8_t mr_desc_size;
 	uint8_t pcfg_desc_size;
-	uint8_t pad;
 	uint64_t log_id;
 	uint64_t tail;
 	uint64_t capacity;
-	uint8_t descriptors[]; /* the region's, then the peer configuration's */
+	uint8_t mac[PSK_MAC_SHORT]; /* psk_answer_mac() over the answer with this field zeroed */
+	uint8_t descriptors[];	    /* the region's, then the peer configuration's */
 };
 
-#define PDATA_MAX 196
+_Static_assert(sizeof(struct writer_pdata) == 40, "the request's layout is the protocol");
+_Static_assert(sizeof(struct writer_pdata) <= PDATA_REQUEST_MAX,
+	       "a connection request carries at most 56 bytes (RoCE)");
+_Static_assert(sizeof(struct replica_hello) <= PDATA_MAX,
+	       "an acceptance carries at most 196 bytes (RoCE)");
+_Static_assert(sizeof(struct replica_pdata) == 48, "the answer's layout is the protocol");
+_Static_assert(sizeof(struct replica_pdata) < PDATA_MAX,
+	       "an acceptance carries at most 196 bytes (RoCE), descriptors included");
+
+/* the HELLO's MAC: for the replica's log only, see above */
+static inline void hello_mac(const struct psk *key, const uint8_t nonce[PSK_NONCE],
+			     uint8_t mac[PSK_MAC_SHORT])
+{
+	uint8_t full[PSK_PROOF];
+
+	psk_hmac(key, PSK_LABEL "/hello", nonce, PSK_NONCE, NULL, 0, NULL, 0, full);
+	memcpy(mac, full, PSK_MAC_SHORT);
+}
+
+/* the MAC of a PROVE's answer: over all of it, its own field zeroed */
+static inline void answer_mac(const struct psk *key, const uint8_t challenge[PSK_NONCE],
+			      const uint8_t nonce[PSK_NONCE], const uint8_t *answer, size_t len,
+			      uint8_t mac[PSK_MAC_SHORT])
+{
+	uint8_t copy[PDATA_MAX];
+
+	memcpy(copy, answer, len);
+	memset(copy + offsetof(struct replica_pdata, mac), 0, PSK_MAC_SHORT);
+	psk_answer_mac(key, PSK_LABEL, challenge, nonce, copy, len, mac);
+}
+
+/*
+ * The key file, for both programs: a problem with it is a problem of the
+ * command line (exit status 2), told before anything else happens
+ */
+static inline int load_key(const char *who, const char *path, struct psk *key)
+{
+	char why[512];
+
+	if (!path) {
+		fprintf(stderr,
+			"%s: --key FILE is required: the pre-shared key that writer and "
+			"replicas hold (see README.md to make one)\n",
+			who);
+		return -1;
+	}
+	if (psk_load(path, key, why, sizeof(why))) {
+		fprintf(stderr, "%s: %s\n", who, why);
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * The writer keeps up to BATCHES_IN_FLIGHT batches in flight to each

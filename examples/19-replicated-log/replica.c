@@ -2,8 +2,8 @@
 /*
  * replica.c -- 19-replicated-log: one replica of the writer's log
  *
- * usage: replica [--direct-write-to-pmem] [--format] [--sessions N]
- *                <addr> <port> [<pmem-path>]
+ * usage: replica --key FILE [--allow ADDR[/PREFIX]]... [--direct-write-to-pmem]
+ *                [--format] [--sessions N] <addr> <port> [<pmem-path>]
  *
  * A replica keeps a copy of the log (common.h) in persistent memory
  * mapped with libpmem2 -- a device DAX such as /dev/dax1.0, or a file --
@@ -15,6 +15,15 @@
  * writer it checks the log again and reports what it holds. It serves
  * writers until SIGINT or SIGTERM, or N of them with --sessions N.
  *
+ * A writer gets the descriptors of the log -- RDMA write access to all of
+ * it -- only once it has proven that it holds the pre-shared key of
+ * --key FILE (the handshake of common.h), and only from an address that
+ * --allow covers, when --allow is given. Whatever a peer does wrong is
+ * logged ("replica: refused ADDR: why") and the replica goes on serving:
+ * a request that is not a writer's, a wrong key, an address not allowed,
+ * a peer that connects and says nothing (freed after
+ * HANDSHAKE_DEADLINE_S seconds), a writer killed in the middle.
+ *
  * On pmem the replica offers GPSPM (see 15-gpspm): a writer's persistent
  * flush asks this CPU to persist the range, which a thread of the library
  * does with libpmem2's persist function, whatever the platform. With
@@ -22,18 +31,40 @@
  * allows it (eADR, or DDIO off), it also declares direct write to pmem,
  * and the writers' flushes do without this CPU (see 04-write-flush). In
  * DRAM writers can only reach visibility.
+ *
+ * Exit status: 0 stopped by SIGINT or SIGTERM, or after --sessions N
+ * writers; 1 trouble that stops it (the log cannot be mapped or is
+ * damaged, no RDMA device, cannot listen); 2 bad usage, or a key file
+ * that cannot be used.
  */
 
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "common.h"
 
 #define DRAM_LOG_SIZE (16u << 20)
+#define MAX_ALLOW     32
+
+/*
+ * How long a peer may take to set its connection up, and to close the
+ * connection of its HELLO once it has the answer: a writer needs a
+ * fraction of it; a peer that says nothing is disconnected when it is
+ * over, for the replica serves one peer at a time.
+ */
+#define HANDSHAKE_DEADLINE_S 5
 
 static int signal_pipe[2] = { -1, -1 };
+
+/* what the replica holds and checks for every peer */
+static struct psk key;
+static struct psk_challenges challenges;
+static struct psk_allow allow[MAX_ALLOW];
+static int nallow;
 
 static void on_signal(int sig)
 {
@@ -44,18 +75,44 @@ static void on_signal(int sig)
 	}
 }
 
-/* waits until fd is readable (1) or a signal came (0); -1 on error */
-static int wait_readable(int fd)
+enum wait_result { WAIT_ERROR = -1, WAIT_SIGNAL, WAIT_READY, WAIT_TIMEOUT };
+
+/* waits until fd is readable, a signal comes or deadline_ms passes (0: never) */
+static enum wait_result wait_readable(int fd, uint64_t deadline_ms)
 {
 	struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { signal_pipe[0], POLLIN, 0 } };
 
 	for (;;) {
-		if (poll(pfd, 2, -1) >= 0)
+		int timeout = -1;
+
+		if (deadline_ms) {
+			uint64_t now = psk_now_ms();
+
+			if (now >= deadline_ms)
+				return WAIT_TIMEOUT;
+			timeout = (int)(deadline_ms - now);
+		}
+		int n = poll(pfd, 2, timeout);
+
+		if (n > 0)
 			break;
-		if (errno != EINTR)
-			return -1;
+		if (n < 0 && errno != EINTR)
+			return WAIT_ERROR;
 	}
-	return (pfd[1].revents & POLLIN) ? 0 : 1;
+	return (pfd[1].revents & POLLIN) ? WAIT_SIGNAL : WAIT_READY;
+}
+
+/* "replica: refused ADDR: why", on standard output with the rest of the log */
+static void refused(const char *peer, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("replica: refused %s: ", peer);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
 }
 
 static void print_check(const struct log_memory *mem, const struct log_check *chk)
@@ -89,11 +146,13 @@ static bool replay(const struct log_memory *mem)
 }
 
 /*
- * The answer to a writer: the log's state and the descriptors, in their
- * versioned forms, which say whether the region offers GPSPM
+ * The answer to a writer that has proven the key: the log's state and the
+ * descriptors, in their versioned forms, which say whether the region
+ * offers GPSPM, under a MAC bound to this handshake
  */
 static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 		      const struct rpma_peer_cfg *pcfg, const struct rpma_conn_cfg *cfg,
+		      const uint8_t challenge[PSK_NONCE], const uint8_t nonce[PSK_NONCE],
 		      uint8_t *buf, uint8_t *len)
 {
 	const struct log_header *hdr = (const void *)mem->addr;
@@ -106,11 +165,12 @@ static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 		return ret;
 	if (sizeof(*pd) + mr_desc_size + pcfg_desc_size > PDATA_MAX)
 		return RPMA_E_NOSUPP;
+	memset(pd, 0, sizeof(*pd));
 	pd->magic = htole32(REPLICA_MAGIC);
 	pd->version = PROTOCOL_VERSION;
+	pd->step = STEP_PROVE;
 	pd->mr_desc_size = (uint8_t)mr_desc_size;
 	pd->pcfg_desc_size = (uint8_t)pcfg_desc_size;
-	pd->pad = 0;
 	pd->log_id = hdr->log_id;
 	pd->tail = hdr->tail;
 	pd->capacity = hdr->capacity;
@@ -119,90 +179,238 @@ static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 		 rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, pd->descriptors + mr_desc_size)))
 		return ret;
 	*len = (uint8_t)(sizeof(*pd) + mr_desc_size + pcfg_desc_size);
+	answer_mac(&key, challenge, nonce, buf, *len, pd->mac);
 	return 0;
 }
 
-static bool from_a_writer(struct rpma_conn_req *req)
+/*
+ * What the peer asks for, or why it is refused: NULL and *wp filled when
+ * its request is a writer's HELLO or PROVE of this protocol
+ */
+static const char *read_request(struct rpma_conn_req *req, struct writer_pdata *wp, char *why,
+				size_t why_size)
 {
 	struct rpma_conn_private_data pdata;
-	struct writer_pdata wp;
 
-	if (rpma_conn_req_get_private_data(req, &pdata) || !pdata.ptr || pdata.len < sizeof(wp))
-		return false;
-	memcpy(&wp, pdata.ptr, sizeof(wp));
-	return le32toh(wp.magic) == WRITER_MAGIC && wp.version == PROTOCOL_VERSION;
+	if (rpma_conn_req_get_private_data(req, &pdata) || !pdata.ptr || pdata.len < sizeof(*wp))
+		return "it is not a log writer (its request is too short to be a writer's)";
+	memcpy(wp, pdata.ptr, sizeof(*wp));
+	if (le32toh(wp->magic) != WRITER_MAGIC)
+		return "it is not a log writer (its request does not start with a writer's magic)";
+	if (wp->version != PROTOCOL_VERSION) {
+		snprintf(
+		    why, why_size,
+		    "it is a log writer of protocol version %u; this replica speaks version %d "
+		    "(run the same version of writer and replica)",
+		    wp->version, PROTOCOL_VERSION);
+		return why;
+	}
+	if (wp->step != STEP_HELLO && wp->step != STEP_PROVE)
+		return "its request is neither a HELLO nor a PROVE";
+	return NULL;
 }
 
-/* one writer, from its connection request to its disconnection; 1: a signal came */
-static int serve_writer(struct rpma_conn_req **req, struct rpma_conn_private_data *pdata)
+enum outcome {
+	OUT_SIGNAL,  /* a signal came: the replica stops */
+	OUT_DONE,    /* the connection was set up, and is over */
+	OUT_REFUSED, /* the peer did something wrong (logged); a HELLO's, or never set up */
+};
+
+/* a connection that is over, whatever state it is in */
+static void drop(struct rpma_conn **conn)
 {
+	(void)rpma_conn_disconnect(*conn);
+	(void)rpma_conn_delete(conn);
+}
+
+/*
+ * Accepts the request with answer, then follows the connection: it must be
+ * set up within HANDSHAKE_DEADLINE_S seconds; a HELLO's must be closed by
+ * then too, a writer's lasts as long as the writer wants.
+ */
+static enum outcome converse(struct rpma_conn_req **req, const void *answer, uint8_t len,
+			     const char *peer, bool is_hello)
+{
+	struct rpma_conn_private_data pdata = { (void *)answer, len };
 	struct rpma_conn *conn = NULL;
 	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
+	uint64_t deadline = psk_now_ms() + HANDSHAKE_DEADLINE_S * 1000;
+	bool established = false;
 	int fd, ret;
-	int result = 0;
 
-	ret = rpma_conn_req_connect(req, pdata, &conn);
+	ret = rpma_conn_req_connect(req, &pdata, &conn);
 	if (ret) {
-		report("replica", "rpma_conn_req_connect", ret);
-		return -1;
+		/* most often the peer gave up waiting for the answer */
+		refused(peer, "its connection could not be accepted: %s", rpma_err_2str(ret));
+		return OUT_REFUSED;
 	}
 	ret = rpma_conn_get_event_fd(conn, &fd);
-	while (!ret) {
-		int r = wait_readable(fd);
+	if (ret) {
+		report("replica", "rpma_conn_get_event_fd", ret);
+		drop(&conn);
+		return OUT_REFUSED;
+	}
+	for (;;) {
+		enum wait_result w = wait_readable(fd, is_hello || !established ? deadline : 0);
 
-		if (r <= 0) {
-			result = r < 0 ? -1 : 1;
-			break;
+		if (w == WAIT_SIGNAL) {
+			drop(&conn);
+			return OUT_SIGNAL;
+		}
+		if (w == WAIT_TIMEOUT) {
+			if (established)
+				refused(peer,
+					"it kept the connection of its HELLO open for %d s; "
+					"disconnected it",
+					HANDSHAKE_DEADLINE_S);
+			else
+				refused(peer, "its connection was not set up within %d s",
+					HANDSHAKE_DEADLINE_S);
+			drop(&conn);
+			return OUT_REFUSED;
+		}
+		if (w == WAIT_ERROR) {
+			perror("replica: poll");
+			drop(&conn);
+			return established ? OUT_DONE : OUT_REFUSED;
 		}
 		ret = rpma_conn_next_event(conn, &event);
-		if (ret)
-			break;
+		if (ret == RPMA_E_NO_EVENT)
+			continue;
+		if (ret) {
+			report("replica", "waiting for the peer's connection", ret);
+			drop(&conn);
+			return established ? OUT_DONE : OUT_REFUSED;
+		}
 		if (event == RPMA_CONN_ESTABLISHED) {
-			printf("replica: a writer connected\n");
-			fflush(stdout);
+			established = true;
+			if (!is_hello) {
+				printf("replica: a writer connected from %s (it holds the key)\n",
+				       peer);
+				fflush(stdout);
+			}
 			continue;
 		}
-		if (event == RPMA_CONN_CLOSED)
-			printf("replica: the writer disconnected\n");
-		else
-			printf("replica: the writer is gone: %s\n",
-			       rpma_utils_conn_event_2str(event));
 		break;
 	}
-	if (ret) {
-		report("replica", "waiting for the writer", ret);
-		result = -1;
-	}
-	rpma_conn_disconnect(conn);
-	rpma_conn_delete(&conn);
-	return result;
+	/* a HELLO's connection that closes is what should happen: nothing to say */
+	if (!established)
+		refused(peer, "its connection failed before it was set up: %s",
+			rpma_utils_conn_event_2str(event));
+	else if (!is_hello && event == RPMA_CONN_CLOSED)
+		printf("replica: the writer disconnected\n");
+	else if (!is_hello)
+		printf("replica: the writer is gone: %s\n", rpma_utils_conn_event_2str(event));
+	fflush(stdout);
+	drop(&conn);
+	return established ? OUT_DONE : OUT_REFUSED;
+}
+
+/*
+ * HELLO: a challenge, and the proof that this replica holds the key. A
+ * writer whose HELLO shows another key gets the same kind of answer, so
+ * that it can tell its user, but a challenge that was never stored: it
+ * can prove nothing with it.
+ */
+static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata *wp,
+			  const char *peer)
+{
+	struct replica_hello answer;
+	uint8_t mac[PSK_MAC_SHORT];
+	bool same_key;
+
+	hello_mac(&key, wp->nonce, mac);
+	same_key = psk_equal(mac, wp->mac, PSK_MAC_SHORT);
+	memset(&answer, 0, sizeof(answer));
+	answer.magic = htole32(REPLICA_MAGIC);
+	answer.version = PROTOCOL_VERSION;
+	answer.step = STEP_HELLO;
+	if (same_key)
+		psk_challenge_issue(&challenges, wp->nonce, answer.challenge);
+	else
+		psk_nonce(answer.challenge);
+	psk_server_proof(&key, PSK_LABEL, wp->nonce, answer.challenge, answer.proof);
+	if (!same_key)
+		refused(peer, "it holds another key (its HELLO says so)");
+	return converse(req, &answer, sizeof(answer), peer, true);
+}
+
+static void print_usage(void)
+{
+	fprintf(stderr,
+		"usage: replica --key FILE [--allow ADDR[/PREFIX]]... [--direct-write-to-pmem]\n"
+		"               [--format] [--sessions N] <addr> <port> [<pmem-path>]\n"
+		"  --key FILE              the pre-shared key: the same file as the writers'\n"
+		"  --allow ADDR[/PREFIX]   let writers in from there only (repeatable)\n"
+		"  --direct-write-to-pmem  the platform makes what the NIC writes persistent\n"
+		"                          (eADR, or DDIO off)\n"
+		"  --format                start a new, empty log\n"
+		"  --sessions N            stop after N writers (0: at SIGINT or SIGTERM)\n");
 }
 
 int main(int argc, char *argv[])
 {
 	bool declared = false, format = false;
 	int sessions = 0; /* 0: until a signal */
+	const char *key_path = NULL;
+	static const struct option options[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "allow", required_argument, NULL, 'A' },
+		{ "direct-write-to-pmem", no_argument, NULL, 'D' },
+		{ "format", no_argument, NULL, 'F' },
+		{ "sessions", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+	char *end;
 
-	for (; argc > 1 && argv[1][0] == '-'; argc--, argv++) {
-		if (strcmp(argv[1], "--direct-write-to-pmem") == 0) {
-			declared = true;
-		} else if (strcmp(argv[1], "--format") == 0) {
-			format = true;
-		} else if (strcmp(argv[1], "--sessions") == 0 && argc > 2) {
-			sessions = atoi(argv[2]);
-			argc--, argv++;
-		} else {
+	while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
+		switch (opt) {
+		case 'k':
+			key_path = optarg;
 			break;
+		case 'A':
+			if (nallow == MAX_ALLOW) {
+				fprintf(stderr, "replica: at most %d --allow rules\n", MAX_ALLOW);
+				return 2;
+			}
+			if (psk_allow_parse(optarg, &allow[nallow])) {
+				fprintf(stderr,
+					"replica: --allow %s: not an address with an optional "
+					"prefix length (192.0.2.0/24, 2001:db8::/32, 192.0.2.7)\n",
+					optarg);
+				return 2;
+			}
+			nallow++;
+			break;
+		case 'D':
+			declared = true;
+			break;
+		case 'F':
+			format = true;
+			break;
+		case 'n':
+			errno = 0;
+			sessions = (int)strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || sessions < 0) {
+				fprintf(stderr, "replica: --sessions %s: not a number of writers\n",
+					optarg);
+				return 2;
+			}
+			break;
+		default:
+			print_usage();
+			return 2;
 		}
 	}
+	argc -= optind - 1;
+	argv += optind - 1;
 	if (argc != 3 && argc != 4) {
-		fprintf(
-		    stderr,
-		    "usage: %s [--direct-write-to-pmem] [--format] [--sessions N] <addr> <port> "
-		    "[<pmem-path>]\n",
-		    argv[0]);
+		print_usage();
 		return 2;
 	}
+	if (load_key("replica", key_path, &key))
+		return 2;
 	const char *addr = argv[1];
 	const char *port = argv[2];
 	const char *path = argc == 4 ? argv[3] : NULL;
@@ -305,50 +513,117 @@ int main(int argc, char *argv[])
 		report("replica", "rpma_ep_get_fd", ret);
 		goto out_ep;
 	}
+	if (nallow > 0)
+		printf("replica: writers are let in from %d --allow %s only\n", nallow,
+		       nallow == 1 ? "rule" : "rules");
 	printf("replica: listening on %s:%s\n", addr, port);
 	fflush(stdout);
 
-	/* 3. writers, one after the other */
+	/*
+	 * 3. peers, one after the other. Whatever a peer does, the replica
+	 * goes on: only a signal, --sessions or a damaged log stops it.
+	 */
 	for (int served = 0; sessions == 0 || served < sessions;) {
 		struct rpma_conn_req *req = NULL;
-		int r = wait_readable(ep_fd);
+		enum wait_result w = wait_readable(ep_fd, 0);
 
-		if (r == 0)
-			break; /* a signal */
-		if (r < 0)
-			goto out_ep;
-		ret = rpma_ep_next_conn_req(ep, cfg, &req);
-		if (ret) {
-			report("replica", "rpma_ep_next_conn_req", ret);
+		if (w == WAIT_SIGNAL)
+			break;
+		if (w == WAIT_ERROR) {
+			perror("replica: poll");
 			goto out_ep;
 		}
-		if (!from_a_writer(req)) {
-			printf("replica: turned down a peer that is not a log writer\n");
+		ret = rpma_ep_next_conn_req(ep, cfg, &req);
+		if (ret) {
+			/*
+			 * The request is gone (rejected, if it came at all). A
+			 * pause, so that a failure that repeats is not a busy loop.
+			 */
+			report("replica", "rpma_ep_next_conn_req", ret);
+			poll(NULL, 0, 100);
+			continue;
+		}
+
+		/* who: the address rules come before anything is read */
+		struct sockaddr_storage ss;
+		char peer_name[INET6_ADDRSTRLEN + 32];
+		bool have_addr = rpma_conn_req_get_peer_addr(req, &ss) == 0;
+
+		if (have_addr)
+			psk_addr_str(&ss, peer_name, sizeof(peer_name));
+		else
+			snprintf(peer_name, sizeof(peer_name), "(a peer of unknown address)");
+		if (nallow > 0 && (!have_addr || !psk_allowed(allow, nallow, &ss))) {
+			refused(peer_name, "its address is outside every --allow rule");
 			rpma_conn_req_delete(&req);
 			continue;
 		}
-		uint8_t buf[PDATA_MAX];
-		struct rpma_conn_private_data pdata = { buf, 0 };
 
-		ret = make_pdata(&mem, mr, pcfg, cfg, buf, &pdata.len);
+		/* what: a writer's HELLO or PROVE */
+		struct writer_pdata wp;
+		char why[160];
+		const char *problem = read_request(req, &wp, why, sizeof(why));
+
+		if (problem) {
+			refused(peer_name, "%s", problem);
+			rpma_conn_req_delete(&req);
+			continue;
+		}
+		if (wp.step == STEP_HELLO) {
+			if (hello(&req, &wp, peer_name) == OUT_SIGNAL)
+				break;
+			continue;
+		}
+
+		/* PROVE: the challenge must be one of ours, unused, and in time */
+		uint8_t nonce[PSK_NONCE], mac[PSK_MAC_SHORT];
+
+		int slot = psk_challenge_find(&challenges, wp.nonce, nonce);
+
+		if (slot < 0) {
+			refused(peer_name,
+				"it answered a challenge that this replica never gave, gave to "
+				"another HELLO already answered, or gave more than %d s ago",
+				PSK_CHALLENGE_TTL_S);
+			rpma_conn_req_delete(&req);
+			continue;
+		}
+		psk_client_mac(&key, PSK_LABEL, wp.nonce, nonce, &wp, WRITER_PDATA_ASKED, mac);
+		if (!psk_equal(mac, wp.mac, PSK_MAC_SHORT)) {
+			refused(peer_name, "its proof does not match this replica's key");
+			rpma_conn_req_delete(&req);
+			continue;
+		}
+		psk_challenge_forget(&challenges, slot);
+
+		/* a writer that holds the key: the log is its */
+		uint8_t buf[PDATA_MAX];
+		uint8_t len = 0;
+
+		ret = make_pdata(&mem, mr, pcfg, cfg, wp.nonce, nonce, buf, &len);
 		if (ret) {
 			report("replica", "describing the log", ret);
 			rpma_conn_req_delete(&req);
-			goto out_ep;
+			continue;
 		}
-		r = serve_writer(&req, &pdata);
-		if (r < 0)
-			goto out_ep;
+		enum outcome out = converse(&req, buf, len, peer_name, false);
+
+		if (out == OUT_REFUSED)
+			continue; /* never set up: nothing was written */
 		/* durable now, whatever the writer's flushes could promise */
 		uint64_t tail = le64toh(((struct log_header *)mem.addr)->tail);
 
 		if (tail <= mem.size - LOG_HEADER_SIZE)
 			log_memory_persist(&mem, mem.addr, LOG_HEADER_SIZE + tail);
-		if (!replay(&mem))
+		if (!replay(&mem)) {
+			printf("replica: not serving a damaged log any longer (--format starts a "
+			       "new one)\n");
 			goto out_ep;
-		served++;
-		if (r == 1)
-			break; /* a signal */
+		}
+		if (out == OUT_DONE)
+			served++;
+		if (out == OUT_SIGNAL)
+			break;
 	}
 	printf("replica: done\n");
 	status = 0;
@@ -365,5 +640,6 @@ out_peer:
 	rpma_peer_delete(&peer);
 out_mem:
 	log_memory_release(&mem);
+	psk_wipe(&key);
 	return status;
 }

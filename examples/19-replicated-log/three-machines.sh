@@ -16,8 +16,11 @@
 #   3. replica 2 restarts: it reads its log back and checks every record;
 #   4. the writer appends 100 more: replica 2 first gets what it missed;
 #   5. the writer's log and both replicas' are the same (same digest).
-# BINDIR holds the built replica and writer; ADDR is the RDMA address to
-# listen on ($RPMA_TEST_ADDR). Exit status 0 when all of it happened.
+# The three share one pre-shared key, made here as an operator would (a
+# file that only its owner reads; on real machines, the same file copied to
+# each). BINDIR holds the built replica and writer; ADDR is the RDMA
+# address to listen on ($RPMA_TEST_ADDR). Exit status 0 when all of it
+# happened.
 
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 BINDIR [ADDR]" >&2; exit 2; }
@@ -42,6 +45,10 @@ if [ "${#pmem[@]}" -lt 3 ]; then
 	pmem=("$work/writer.pmem" "$work/replica1.pmem" "$work/replica2.pmem")
 	echo "== fewer than three device DAX areas: the logs are files (${pmem[*]})"
 fi
+
+# the key that the writer and the replicas hold: 32 random bytes, mode 600
+key=$work/log.key
+(umask 077 && head -c 32 /dev/urandom >"$key") || { echo "cannot make a key in $work" >&2; exit 1; }
 
 say() { printf '\n== %s\n' "$*"; }
 problems=0
@@ -84,16 +91,16 @@ finish() { # TAG: waits for TAG, returns its exit status
 digest() { sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' "$work/$1.out" | tail -n 1; }
 
 say "1. two replicas on their own pmem (${pmem[1]}, ${pmem[2]}); a writer on ${pmem[0]}"
-run_tagged replica1 "$bin/replica" --format "$addr" $p1 "${pmem[1]}"
-run_tagged replica2 "$bin/replica" --format "$addr" $p2 "${pmem[2]}"
+run_tagged replica1 "$bin/replica" --key "$key" --format "$addr" $p1 "${pmem[1]}"
+run_tagged replica2 "$bin/replica" --key "$key" --format "$addr" $p2 "${pmem[2]}"
 wait_for replica1 "listening on" && wait_for replica2 "listening on" ||
 	{ problem "the replicas did not start"; exit 1; }
-run_tagged writer "$bin/writer" --new --log "${pmem[0]}" --records 1000 --size 200 \
+run_tagged writer "$bin/writer" --key "$key" --new --log "${pmem[0]}" --records 1000 --size 200 \
 	"$addr:$p1" "$addr:$p2"
 finish writer || problem "the writer did not get every record acknowledged"
 
 say "2. 3000 more records; replica 2 is killed in the middle of them"
-run_tagged writer "$bin/writer" --log "${pmem[0]}" --records 3000 --size 200 --rate 1000 \
+run_tagged writer "$bin/writer" --key "$key" --log "${pmem[0]}" --records 3000 --size 200 --rate 1000 \
 	"$addr:$p1" "$addr:$p2"
 if wait_for writer "1200 of 3000 records acknowledged by 2 replicas"; then
 	echo "\$ kill -KILL <replica 2>"
@@ -108,12 +115,12 @@ finish writer
 grep -q "replica 2 .* FAILED" "$work/writer.out" || problem "the writer did not report replica 2"
 
 say "3. replica 2 restarts on its pmem and checks what it holds"
-run_tagged replica2 "$bin/replica" "$addr" $p2 "${pmem[2]}"
+run_tagged replica2 "$bin/replica" --key "$key" "$addr" $p2 "${pmem[2]}"
 wait_for replica2 "listening on" || problem "replica 2 did not come back"
 grep -q "every checksum good" "$work/replica2.out" || problem "replica 2's log is damaged"
 
 say "4. 100 more records: replica 2 first gets what it missed"
-run_tagged writer "$bin/writer" --log "${pmem[0]}" --records 100 --size 200 \
+run_tagged writer "$bin/writer" --key "$key" --log "${pmem[0]}" --records 100 --size 200 \
 	"$addr:$p1" "$addr:$p2"
 finish writer || problem "the writer did not get every record acknowledged by both"
 

@@ -2,7 +2,7 @@
 /*
  * writer.c -- 19-replicated-log: append records to a log and to its replicas
  *
- * usage: writer [options] <addr>:<port>...
+ * usage: writer --key FILE [options] <addr>:<port>...
  *
  * The writer keeps the log (common.h) in its own memory -- persistent
  * memory mapped with libpmem2 with --log PATH, DRAM otherwise -- and
@@ -42,9 +42,14 @@
  * made durable; the writer goes on with the others (or stops, with
  * --stop-on-failure, or when fewer than --min-replicas are left).
  *
+ * A replica hands out its log's descriptors only to a writer that holds
+ * the pre-shared key of --key FILE, and proves its own key first (the
+ * handshake of common.h): a replica that holds another key is reported
+ * and not used, and nothing it says is taken.
+ *
  * Exit status: 0 every record acknowledged by every replica; 3 every
  * record acknowledged, by fewer replicas than started; 1 the writer
- * stopped before the end; 2 bad usage.
+ * stopped before the end; 2 bad usage, or a key file that cannot be used.
  */
 
 #include <errno.h>
@@ -64,8 +69,10 @@
 #define EXIT_DEGRADED	3
 
 struct replica {
-	int number; /* from 1, as given on the command line */
-	char name[80];
+	int number;    /* from 1, as given on the command line */
+	char host[80]; /* as given: an address or a name */
+	char port[16];
+	char name[100]; /* "host:port", for the messages */
 	struct rpma_conn *conn;
 	struct rpma_mr_remote *mr;
 	struct rpma_cq *cq;
@@ -85,6 +92,7 @@ struct replica {
 };
 
 struct writer {
+	struct psk key;
 	struct log_memory mem;
 	struct log_header *hdr;
 	struct rpma_peer *peer;
@@ -404,10 +412,105 @@ static int parse_endpoint(const char *arg, struct replica *r)
 {
 	const char *colon = strrchr(arg, ':');
 
-	if (!colon || colon == arg || !colon[1] || strlen(arg) >= sizeof(r->name))
+	if (!colon || colon == arg || !colon[1] || (size_t)(colon - arg) >= sizeof(r->host) ||
+	    strlen(colon + 1) >= sizeof(r->port))
 		return -1;
-	strcpy(r->name, arg);
-	r->name[colon - arg] = '\0';
+	memcpy(r->host, arg, (size_t)(colon - arg));
+	r->host[colon - arg] = '\0';
+	strcpy(r->port, colon + 1);
+	snprintf(r->name, sizeof(r->name), "%s:%s", r->host, r->port);
+	return 0;
+}
+
+/* a connection of the handshake that is over: closed, and gone */
+static void hang_up(struct rpma_conn **conn)
+{
+	enum rpma_conn_event event;
+
+	if (rpma_conn_disconnect(*conn) == 0)
+		(void)rpma_conn_next_event(*conn, &event); /* CLOSED: the replica saw it */
+	(void)rpma_conn_delete(conn);
+}
+
+/*
+ * Connects to replica r with request (cfg: NULL for the defaults) and
+ * waits until it is set up; 0, or -1 when the replica turned it down or
+ * cannot be reached (said, with `refusal` for a rejection)
+ */
+static int call(struct writer *w, struct replica *r, const struct rpma_conn_cfg *cfg,
+		const struct writer_pdata *request, struct rpma_conn **conn, const char *refusal)
+{
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn_private_data pdata = { (void *)request, sizeof(*request) };
+	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
+	int ret;
+
+	ret = rpma_conn_req_new(w->peer, r->host, r->port, cfg, &req);
+	if (!ret)
+		ret = rpma_conn_req_connect(&req, &pdata, conn);
+	if (!ret)
+		ret = rpma_conn_next_event(*conn, &event);
+	if (!ret && event == RPMA_CONN_ESTABLISHED)
+		return 0;
+	if (event == RPMA_CONN_REJECTED ||
+	    (ret == RPMA_E_PROVIDER && rpma_err_get_provider_error() == ECONNREFUSED))
+		printf("writer: replica %d (%s) turned us down (%s)\n", r->number, r->name,
+		       refusal);
+	else
+		printf("writer: replica %d (%s): cannot connect: %s\n", r->number, r->name,
+		       ret ? rpma_err_2str(ret) : rpma_utils_conn_event_2str(event));
+	if (*conn)
+		(void)rpma_conn_delete(conn);
+	return -1;
+}
+
+/*
+ * The handshake's first step, HELLO: a challenge from the replica, which
+ * proves that it holds the key. 0 and the challenge, or -1 (said).
+ */
+static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NONCE],
+		 uint8_t challenge[PSK_NONCE])
+{
+	struct writer_pdata request = { .magic = htole32(WRITER_MAGIC),
+					.version = PROTOCOL_VERSION,
+					.step = STEP_HELLO };
+	struct rpma_conn *conn = NULL;
+	struct rpma_conn_private_data answer;
+	struct replica_hello rh;
+	uint8_t proof[PSK_PROOF];
+
+	memcpy(request.nonce, nonce, PSK_NONCE);
+	hello_mac(&w->key, nonce, request.mac);
+	if (call(w, r, NULL, &request, &conn,
+		 "nothing listens there, or a replica that does not allow our address or speaks "
+		 "another protocol version: its output says which"))
+		return -1;
+	int ret = rpma_conn_get_private_data(conn, &answer);
+
+	if (!ret && answer.ptr && answer.len >= sizeof(rh))
+		memcpy(&rh, answer.ptr, sizeof(rh));
+	hang_up(&conn); /* the replica has said what it had to */
+	if (ret || !answer.ptr || answer.len < sizeof(rh) || le32toh(rh.magic) != REPLICA_MAGIC ||
+	    rh.step != STEP_HELLO) {
+		printf("writer: replica %d (%s) is not a log replica (no answer to our HELLO)\n",
+		       r->number, r->name);
+		return -1;
+	}
+	if (rh.version != PROTOCOL_VERSION) {
+		printf("writer: replica %d (%s) speaks protocol version %u, this writer %d: run "
+		       "the same version of writer and replica\n",
+		       r->number, r->name, rh.version, PROTOCOL_VERSION);
+		return -1;
+	}
+	psk_server_proof(&w->key, PSK_LABEL, nonce, rh.challenge, proof);
+	if (!psk_equal(proof, rh.proof, PSK_PROOF)) {
+		printf("writer: replica %d (%s) holds another key: it cannot prove that it holds "
+		       "ours, so nothing is sent to it (give writer and replicas the same key "
+		       "file)\n",
+		       r->number, r->name);
+		return -1;
+	}
+	memcpy(challenge, rh.challenge, PSK_NONCE);
 	return 0;
 }
 
@@ -415,17 +518,24 @@ static int parse_endpoint(const char *arg, struct replica *r)
  * Connects to a replica and decides what it needs: nothing, the records it
  * lacks, or -- a new replica -- the log's identity first. -1: not usable.
  */
-static int join_replica(struct writer *w, struct replica *r, const char *port, uint64_t needed)
+static int join_replica(struct writer *w, struct replica *r, uint64_t needed)
 {
 	struct rpma_conn_cfg *cfg = NULL;
-	struct rpma_conn_req *req = NULL;
 	struct rpma_peer_cfg *pcfg = NULL;
-	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
-	struct writer_pdata wp = { htole32(WRITER_MAGIC), PROTOCOL_VERSION, { 0 } };
-	struct rpma_conn_private_data pdata = { &wp, sizeof(wp) };
-	const char *addr = r->name;
+	struct writer_pdata request = { .magic = htole32(WRITER_MAGIC),
+					.version = PROTOCOL_VERSION,
+					.step = STEP_PROVE };
+	uint8_t nonce[PSK_NONCE];
 	int ret;
 
+	/* 1. HELLO: does it hold the key? */
+	psk_nonce(nonce);
+	if (hello(w, r, nonce, request.nonce))
+		return -1;
+
+	/* 2. PROVE: we hold it too, and this is what we ask */
+	psk_client_mac(&w->key, PSK_LABEL, request.nonce, nonce, &request, WRITER_PDATA_ASKED,
+		       request.mac);
 	/*
 	 * Four work requests a batch, two of them complete. GPSPM, should the
 	 * replica offer it, takes the receive queue for the replica's answers:
@@ -440,24 +550,22 @@ static int join_replica(struct writer *w, struct replica *r, const char *port, u
 		ret = rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED);
 	if (!ret)
 		ret = rpma_conn_cfg_set_rq_size(cfg, FLUSHES_IN_FLIGHT);
-	if (!ret)
-		ret = rpma_conn_req_new(w->peer, addr, port, cfg, &req);
-	if (!ret)
-		ret = rpma_conn_req_connect(&req, &pdata, &r->conn);
-	rpma_conn_cfg_delete(&cfg);
-	if (!ret)
-		ret = rpma_conn_next_event(r->conn, &event);
-	/* from here on the name says where it is */
-	snprintf(r->name + strlen(r->name), sizeof(r->name) - strlen(r->name), ":%s", port);
-	if (ret || event != RPMA_CONN_ESTABLISHED) {
-		printf("writer: replica %d (%s): cannot connect: %s\n", r->number, r->name,
-		       ret ? rpma_err_2str(ret) : rpma_utils_conn_event_2str(event));
+	if (ret) {
+		report("writer", "making the connection configuration", ret);
+		rpma_conn_cfg_delete(&cfg);
 		return -1;
 	}
+	ret = call(w, r, cfg, &request, &r->conn,
+		   "after it proved our key: our answer came too late for its challenge, or "
+		   "its output says why");
+	rpma_conn_cfg_delete(&cfg);
+	if (ret)
+		return -1;
 
-	/* who answered, and what it holds */
+	/* what it holds, and its word that the answer is its own */
 	struct rpma_conn_private_data answer;
 	struct replica_pdata rp;
+	uint8_t mac[PSK_MAC_SHORT];
 
 	ret = rpma_conn_get_private_data(r->conn, &answer);
 	if (ret || !answer.ptr || answer.len < sizeof(rp)) {
@@ -466,10 +574,19 @@ static int join_replica(struct writer *w, struct replica *r, const char *port, u
 		return -1;
 	}
 	memcpy(&rp, answer.ptr, sizeof(rp));
+	size_t len = sizeof(rp) + rp.mr_desc_size + rp.pcfg_desc_size;
+
 	if (le32toh(rp.magic) != REPLICA_MAGIC || rp.version != PROTOCOL_VERSION ||
-	    answer.len < sizeof(rp) + rp.mr_desc_size + rp.pcfg_desc_size) {
+	    rp.step != STEP_PROVE || len > PDATA_MAX || answer.len < len) {
 		printf("writer: replica %d (%s) is not a log replica of this version\n", r->number,
 		       r->name);
+		return -1;
+	}
+	answer_mac(&w->key, request.nonce, nonce, answer.ptr, len, mac);
+	if (!psk_equal(mac, rp.mac, PSK_MAC_SHORT)) {
+		printf("writer: replica %d (%s) sent descriptors that the key does not vouch for: "
+		       "not used\n",
+		       r->number, r->name);
 		return -1;
 	}
 	const uint8_t *desc = (const uint8_t *)answer.ptr + sizeof(rp);
@@ -591,7 +708,8 @@ static void usage(const char *name)
 {
 	fprintf(
 	    stderr,
-	    "usage: %s [options] <addr>:<port>...\n"
+	    "usage: %s --key FILE [options] <addr>:<port>...\n"
+	    "  --key FILE          the pre-shared key: the same file as the replicas'\n"
 	    "  --log PATH          the writer's own log: pmem (a device DAX or a file);\n"
 	    "                      DRAM without it\n"
 	    "  --new               start a new log there, forgetting what it held\n"
@@ -610,9 +728,10 @@ static void usage(const char *name)
 int main(int argc, char *argv[])
 {
 	static struct writer w;
-	const char *log_path = NULL;
+	const char *log_path = NULL, *key_path = NULL;
 	bool new_log = false;
 	static const struct option options[] = {
+		{ "key", required_argument, NULL, 'k' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "new", no_argument, NULL, 'N' },
 		{ "records", required_argument, NULL, 'n' },
@@ -635,6 +754,9 @@ int main(int argc, char *argv[])
 	w.timeout = 10;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
+		case 'k':
+			key_path = optarg;
+			break;
 		case 'l':
 			log_path = optarg;
 			break;
@@ -692,6 +814,8 @@ int main(int argc, char *argv[])
 			return 2;
 		}
 	}
+	if (load_key("writer", key_path, &w.key))
+		return 2;
 
 	int status = 1;
 	int ret;
@@ -747,12 +871,8 @@ int main(int argc, char *argv[])
 	}
 
 	/* 2. the replicas */
-	char *ports[MAX_REPLICAS];
-
-	for (int i = 0; i < nreplicas; i++)
-		ports[i] = strrchr(argv[optind + i], ':') + 1;
 	ret =
-	    rpma_utils_get_ibv_context(w.replicas[0].name, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx);
+	    rpma_utils_get_ibv_context(w.replicas[0].host, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx);
 	if (ret) {
 		report("writer", "rpma_utils_get_ibv_context", ret);
 		goto out_mem;
@@ -774,8 +894,16 @@ int main(int argc, char *argv[])
 		goto out_mr;
 	}
 	w.nreplicas = nreplicas;
-	for (int i = 0; i < nreplicas; i++)
-		join_replica(&w, &w.replicas[i], ports[i], needed);
+	for (int i = 0; i < nreplicas; i++) {
+		struct replica *r = &w.replicas[i];
+
+		if (join_replica(&w, r, needed) && r->conn) {
+			/* not usable: the replica should not wait for us to go */
+			if (r->mr)
+				rpma_mr_remote_delete(&r->mr);
+			hang_up(&r->conn);
+		}
+	}
 	if (alive_replicas(&w) < w.min_replicas) {
 		printf("writer: %d of %d replicas usable, %d needed: not starting\n",
 		       alive_replicas(&w), nreplicas, w.min_replicas);
@@ -884,5 +1012,6 @@ out_peer:
 out_mem:
 	free(w.ends);
 	log_memory_release(&w.mem);
+	psk_wipe(&w.key);
 	return status;
 }

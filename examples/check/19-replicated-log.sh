@@ -1,17 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# 19-replicated-log: a writer and two replicas, each with memory of its own.
+# 19-replicated-log: a writer and two replicas, each with memory of its own,
+# all holding the same pre-shared key.
 #   pmem: replica 1 declares direct write to pmem, replica 2 offers GPSPM
 #   only; every record acknowledged and the same log in all three places
 #   (same digest); replica 2 killed mid-stream is reported, the writer
 #   goes on with the other; restarted, the replica reads its log back with
 #   every checksum good, and the next writer run catches it up; with
-#   --stop-on-failure the writer stops instead; a peer that is not a
-#   replica is turned away.
-#   dram: the writer insists on durability unless told --ack visible.
+#   --stop-on-failure the writer stops instead; a writer with another key
+#   is refused; a peer that is not a replica is turned away.
+#   dram: key files that cannot be used stop both programs (status 2); the
+#   writer insists on durability unless told --ack visible; a writer with
+#   another key is refused and says so, and the replica logs it; --allow
+#   lets in the writer's address and no other; a writer killed
+#   mid-stream and a hundred bad peers in a row (not writers, another
+#   key, another version, a forged PROVE, a HELLO left open, peers killed
+#   in the handshake) are each logged, and the replica serves the next
+#   good writer.
 . "$(dirname "$0")/lib.sh"
 ex=$BIN/19-replicated-log
-p1=7419 p2=7420
+p1=7419 p2=7420 p3=7421 p4=7422
+[ -x "$ex/replica" ] || skip "19-replicated-log was not built (libsodium, libpmem2)"
+
+# the key of the writers and replicas, another one, and one that others can read
+key=$WORK/log.key other=$WORK/other.key open_key=$WORK/open.key
+(umask 077 && head -c 32 /dev/urandom >"$key" && head -c 32 /dev/urandom >"$other")
+head -c 32 /dev/urandom >"$open_key" && chmod 644 "$open_key"
 
 # digest NAME: the last digest NAME printed
 digest() { sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' "$WORK/$1.out" | tail -n 1; }
@@ -26,25 +40,233 @@ same_digest() { # NAME...: all printed the same last digest
 }
 
 if [ "$MODE" = dram ]; then
-	start rep1 "$ex/replica" "$ADDR" $p1
-	start rep2 "$ex/replica" "$ADDR" $p2
+	# key files: refused before anything else, with the reason
+	run nokey "$ex/replica" "$ADDR" $p1
+	status_is nokey 2
+	has nokey "--key FILE is required"
+	run openkey "$ex/replica" --key "$open_key" "$ADDR" $p1
+	status_is openkey 2
+	has openkey "is open to its group or others (mode 644): chmod 600"
+	run openkeyw "$ex/writer" --key "$open_key" "$ADDR:$p1"
+	status_is openkeyw 2
+	has openkeyw "is open to its group or others (mode 644)"
+	(umask 077 && printf 'too short\n' >"$WORK/short.key")
+	run shortkey "$ex/replica" --key "$WORK/short.key" "$ADDR" $p1
+	status_is shortkey 2
+	has shortkey "has 9 bytes; a key has 16 to 1024"
+	run nokeyfile "$ex/writer" --key "$WORK/none.key" "$ADDR:$p1"
+	status_is nokeyfile 2
+	has nokeyfile "cannot open the key file $WORK/none.key"
+
+	start rep1 "$ex/replica" --key "$key" "$ADDR" $p1
+	start rep2 "$ex/replica" --key "$key" "$ADDR" $p2
 	listening rep1 && listening rep2
 	# DRAM replicas cannot make a record durable: refused unless told
-	run strict "$ex/writer" --records 10 "$ADDR:$p1" "$ADDR:$p2"
+	run strict "$ex/writer" --key "$key" --records 10 "$ADDR:$p1" "$ADDR:$p2"
 	status_is strict 1
 	has strict "can make records visible, not durable"
 	has strict "0 of 2 replicas usable"
-	run writer "$ex/writer" --ack visible --records 500 --size 100 "$ADDR:$p1" "$ADDR:$p2"
+	run writer "$ex/writer" --key "$key" --ack visible --records 500 --size 100 \
+		"$ADDR:$p1" "$ADDR:$p2"
 	ok writer
 	has writer "no --log given: the writer's log is in DRAM"
 	has writer "records reach visibility only"
 	has writer "all 500 records acknowledged by all 2 replicas"
+	# another key: the writer says so and sends nothing; the replica logs it
+	run wrongkey "$ex/writer" --key "$other" --ack visible --records 10 "$ADDR:$p1"
+	status_is wrongkey 1
+	has wrongkey "replica 1 ($ADDR:$p1) holds another key"
+	has wrongkey "0 of 1 replicas usable"
+	lacks wrongkey "records acknowledged"
+	wait_for rep1 "replica: refused $ADDR: it holds another key"
 	stop rep1
 	stop rep2
 	ok rep1
 	ok rep2
 	has rep1 "holds 500 records"
+	count rep1 "a writer connected from $ADDR" 2
 	same_digest writer rep1 rep2
+
+	# --allow: a replica that does not allow the writer's address refuses it
+	# before it answers anything; one that allows it serves it
+	start deny "$ex/replica" --key "$key" --allow 198.51.100.0/24 "$ADDR" $p3
+	start admit "$ex/replica" --key "$key" --allow 2001:db8::/32 --allow "$ADDR/32" "$ADDR" $p4
+	listening deny && listening admit
+	run allowed "$ex/writer" --key "$key" --ack visible --records 20 "$ADDR:$p3" "$ADDR:$p4"
+	ok allowed
+	has allowed "replica 1 ($ADDR:$p3) turned us down"
+	has allowed "replica 2 ($ADDR:$p4) is new"
+	has allowed "all 20 records acknowledged by 1 replica"
+	stop deny
+	stop admit
+	ok deny
+	ok admit
+	has deny "refused $ADDR: its address is outside every --allow rule"
+	lacks deny "a writer connected"
+	lacks admit "refused"
+	has admit "holds 20 records"
+
+	# a good writer, then a writer killed mid-stream, then a hundred bad
+	# peers in a row: the replica logs each and serves the next good writer
+	wlog=$WORK/writer.log
+	# (it lives through all of them: more than the 90 s a program gets)
+	LIMIT=240 start rep3 "$ex/replica" --key "$key" "$ADDR" $p3
+	listening rep3
+	run good1 "$ex/writer" --key "$key" --new --log "$wlog" --ack visible --records 200 \
+		"$ADDR:$p3"
+	ok good1
+	start killed "$ex/writer" --key "$key" --log "$wlog" --ack visible --records 5000 \
+		--rate 1000 "$ADDR:$p3"
+	if wait_for killed "500 of 5000 records acknowledged" 60; then
+		stop killed KILL
+		STATUS[killed]=killed
+	fi
+	# the replica saw it go and checked its log again (the third time)
+	n=300
+	while [ "$(grep -cF "every checksum good" "$WORK/rep3.out")" -lt 3 ] && [ $n -gt 0 ]; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	count rep3 "every checksum good" 3
+	count rep3 "a writer connected from $ADDR" 2
+
+	# the handshake by hand, with the key (python3 computes the MACs): a
+	# PROVE with a good challenge and a wrong MAC is refused; with the right
+	# MAC it gets the descriptors, once: the same PROVE again is refused
+	magic=4c4f4757 # WRITER_MAGIC, little-endian
+	label=rpma-replicated-log/3
+	# mac LABEL HEX...: HMAC-SHA-256 under the key over LABEL, its NUL
+	# and the bytes, cut to 16 bytes (psk.h)
+	mac() {
+		python3 -c 'import hmac, hashlib, sys
+key = open(sys.argv[1], "rb").read()
+if key.endswith(b"\n"):
+    key = key[:-2] if key.endswith(b"\r\n") else key[:-1]
+msg = sys.argv[2].encode() + b"\0" + bytes.fromhex("".join(sys.argv[3:]))
+print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
+	}
+	# hello NAME NONCE: a HELLO that shows the key; its challenge in
+	# $challenge (not in a subshell: it would run lib.sh's EXIT trap)
+	hello() {
+		run "$1" "$BIN/raw-peer" "$ADDR" $p3 \
+			"${magic}03010000$2$(mac "$label/hello" "$2")" 0
+		challenge=$(value "$1" '.*the answer: 4c4f47520301\(.*\)' | cut -c5-36)
+		[ ${#challenge} = 32 ] || fail "the replica gave no challenge to $1"
+	}
+	n1=$(head -c 16 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
+	hello hello1 "$n1"
+	c1=$challenge
+	run badmac "$BIN/raw-peer" "$ADDR" $p3 \
+		"${magic}03020000${c1}$(mac "$label/client" "$c1" "$n1" "${magic}0302")" 0
+	status_is badmac 1
+	wait_for rep3 "refused $ADDR: its proof does not match this replica's key"
+	n2=$(head -c 16 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
+	hello hello2 "$n2"
+	c2=$challenge
+	prove="${magic}03020000${c2}$(mac "$label/client" "$c2" "$n2" "${magic}03020000")"
+	run prove "$BIN/raw-peer" "$ADDR" $p3 "$prove" 0
+	ok prove
+	has prove "the answer: 4c4f47520302" # REPLICA_MAGIC, version 3, PROVE
+	run replay "$BIN/raw-peer" "$ADDR" $p3 "$prove" 0
+	status_is replay 1
+	wait_for rep3 "refused $ADDR: it answered a challenge that this replica never gave"
+	extra_refused=2 extra_connected=1
+
+	# bad KIND CMD...: one bad peer, run to its end; its output in
+	# WORK/KIND.out (the last one of its kind); its status in $bad_status
+	bad() {
+		local kind=$1
+		shift
+		timeout -k 5 "$LIMIT" "$@" >"$WORK/$kind.out" 2>&1
+		bad_status=$?
+	}
+	# expect KIND STATUS TEXT: the last bad peer of KIND ended so (read
+	# without a process: in the VM each costs tens of ms)
+	expect() {
+		local out
+		mapfile -t out <"$WORK/$1.out"
+		[ "$bad_status" = "$2" ] && [[ "${out[*]}" == *"$3"* ]] && return
+		unexpected=$((unexpected + 1))
+		[ "$unexpected" -le 3 ] &&
+			fail "bad peer $i ($1) exited with status $bad_status, expected $2 and \"$3\""
+	}
+	# 32 random bytes for each peer, in hex: its nonce or challenge, and MAC
+	# (no process substitution: the VM has no /dev/fd)
+	mapfile -t random <<<"$(head -c 3200 /dev/urandom | od -An -v -tx1 -w32 | tr -d ' ')"
+	[ "${#random[@]}" = 100 ] || fail "no random bytes for the bad peers"
+	t0=$(date +%s)
+	unexpected=0
+	for i in $(seq 100); do
+		kind=hello
+		case $((i % 10)) in
+		0 | 5) kind=notwriter ;;
+		1 | 6) kind=forged ;;
+		3) kind=version2 ;;
+		8) kind=nostep ;;
+		4) if [ $((i % 20)) = 4 ]; then kind=otherkey; fi ;;
+		9) if [ "$i" = 49 ]; then kind=silent; elif [ $((i % 20)) = 9 ]; then kind=killed; fi ;;
+		esac
+		case $kind in
+		notwriter) # not a writer at all
+			bad notwriter "$BIN/01-connection/client" "$ADDR" $p3 \
+				"Hello, replica! I am not a writer, but let me in."
+			expect notwriter 1 "cannot connect" ;;
+		forged) # a PROVE with a challenge the replica never gave
+			bad forged "$BIN/raw-peer" "$ADDR" $p3 "${magic}03020000${random[i - 1]}" 0
+			expect forged 1 "turned down" ;;
+		hello) # a HELLO made without the key: answered, and logged
+			bad hello "$BIN/raw-peer" "$ADDR" $p3 "${magic}03010000${random[i - 1]}" 0
+			expect hello 0 "accepted" ;;
+		version2) # a writer of protocol version 2
+			bad version2 "$BIN/raw-peer" "$ADDR" $p3 "${magic}02000000${random[i - 1]}" 0
+			expect version2 1 "turned down" ;;
+		nostep) # a step that does not exist
+			bad nostep "$BIN/raw-peer" "$ADDR" $p3 "${magic}03090000${random[i - 1]}" 0
+			expect nostep 1 "turned down" ;;
+		otherkey) # a writer with another key
+			bad otherkey "$ex/writer" --key "$other" --ack visible --records 1 "$ADDR:$p3"
+			expect otherkey 1 "holds another key" ;;
+		silent) # a HELLO, then silence: the replica frees itself in 5 s
+			bad silent "$BIN/raw-peer" "$ADDR" $p3 "${magic}03010000${random[i - 1]}" 30
+			expect silent 0 "the server disconnected after" ;;
+		killed) # a peer killed in the middle of its HELLO
+			start killedpeer "$BIN/raw-peer" "$ADDR" $p3 "${magic}03010000${random[i - 1]}" 30
+			wait_for killedpeer "raw-peer: accepted" 30 && stop killedpeer KILL
+			STATUS[killedpeer]=killed ;;
+		esac
+	done
+	echo "# 100 bad peers in $(($(date +%s) - t0)) s; $unexpected ended unexpectedly"
+	[ "$unexpected" = 0 ] || fail "$unexpected bad peers ended unexpectedly"
+	has silent "raw-peer: accepted"
+	kill -0 "${PID[rep3]:-}" 2>/dev/null || fail "the replica did not outlive the bad peers"
+
+	run good2 "$ex/writer" --key "$key" --log "$wlog" --ack visible --records 100 "$ADDR:$p3"
+	ok good2
+	# the killed writer may have appended records that it did not send
+	has good2 "all 100 records acknowledged by 1 replica"
+	stop rep3
+	ok rep3
+	same_digest good2 rep3
+	records=$(value good2 '.*the log holds \([0-9]*\) records.*')
+	[ -n "$records" ] && [ "$records" -ge 800 ] ||
+		fail "the writer's log holds ${records:-no} records, expected at least 800"
+	has rep3 "holds $records records"
+	# each bad peer logged with its reason
+	count rep3 "refused $ADDR: it is not a log writer (its request does not start" 20
+	count rep3 "refused $ADDR: it answered a challenge that this replica never gave" \
+		$((20 + extra_refused / 2))
+	count rep3 "refused $ADDR: it holds another key" 40
+	count rep3 "refused $ADDR: it is a log writer of protocol version 2" 10
+	count rep3 "refused $ADDR: its request is neither a HELLO nor a PROVE" 10
+	count rep3 "refused $ADDR: it kept the connection of its HELLO open for 5 s" 1
+	count rep3 "replica: refused" $((101 + extra_refused))
+	count rep3 "a writer connected from $ADDR" $((3 + extra_connected))
+	conclude
+fi
+# bash leaves a block whose expansion fails (an unset variable) and goes
+# on with the next command: here, not a pass
+if [ "$MODE" = dram ]; then
+	fail "the dram checks broke off before their end (see the shell's message above)"
 	conclude
 fi
 
@@ -53,10 +275,11 @@ pm1=$(pmem_area 1) || exit 77
 pm2=$(pmem_area 2) || exit 77
 
 # 1. two fresh replicas, a new log
-start rep1 "$ex/replica" --direct-write-to-pmem --format "$ADDR" $p1 "$pm1"
-start rep2 "$ex/replica" --format "$ADDR" $p2 "$pm2"
+start rep1 "$ex/replica" --key "$key" --direct-write-to-pmem --format "$ADDR" $p1 "$pm1"
+start rep2 "$ex/replica" --key "$key" --format "$ADDR" $p2 "$pm2"
 listening rep1 && listening rep2
-run first "$ex/writer" --new --log "$log" --records 300 --size 256 "$ADDR:$p1" "$ADDR:$p2"
+run first "$ex/writer" --key "$key" --new --log "$log" --records 300 --size 256 \
+	"$ADDR:$p1" "$ADDR:$p2"
 ok first
 has first "replica 1 ($ADDR:$p1) is new"
 has first "replica 1 ($ADDR:$p1): records reach persistence there by a read after the writes"
@@ -68,7 +291,7 @@ same_digest first rep1 rep2
 
 # 2. replica 2 is killed mid-stream: reported, the writer goes on (the
 # stream lasts 6 s, time enough for the kill to land in it on a busy host)
-start second "$ex/writer" --log "$log" --records 3000 --size 256 --rate 500 \
+start second "$ex/writer" --key "$key" --log "$log" --records 3000 --size 256 --rate 500 \
 	"$ADDR:$p1" "$ADDR:$p2"
 if wait_for second "300 of 3000 records acknowledged by 2 replicas" 60; then
 	stop rep2 KILL
@@ -82,13 +305,13 @@ has second "holds 3300 records"
 lacks second "STOPPED"
 
 # 3. restarted, replica 2 checks what it had; the next run catches it up
-start rep2b "$ex/replica" "$ADDR" $p2 "$pm2"
+start rep2b "$ex/replica" --key "$key" "$ADDR" $p2 "$pm2"
 listening rep2b
 has rep2b "every checksum good"
 kept=$(value rep2b '.*holds \([0-9]*\) records.*')
 [ -n "$kept" ] && [ "$kept" -ge 600 ] && [ "$kept" -lt 3300 ] ||
 	fail "the restarted replica holds ${kept:-no} records, expected 600 to 3299"
-run third "$ex/writer" --log "$log" --records 100 "$ADDR:$p1" "$ADDR:$p2"
+run third "$ex/writer" --key "$key" --log "$log" --records 100 "$ADDR:$p1" "$ADDR:$p2"
 ok third
 has third "replica 2 ($ADDR:$p2) lacks "
 has third "replica 1 ($ADDR:$p1) is up to date"
@@ -99,8 +322,8 @@ same_digest third rep1 rep2b
 
 # 4. --stop-on-failure: the writer stops when replica 2 goes (a stream of
 # 20 s that the kill cuts short)
-start fourth "$ex/writer" --log "$log" --records 10000 --rate 500 --stop-on-failure \
-	"$ADDR:$p1" "$ADDR:$p2"
+start fourth "$ex/writer" --key "$key" --log "$log" --records 10000 --rate 500 \
+	--stop-on-failure "$ADDR:$p1" "$ADDR:$p2"
 if wait_for fourth "1000 of 10000 records acknowledged" 60; then
 	stop rep2b KILL
 	STATUS[rep2b]=killed
@@ -109,15 +332,21 @@ finish fourth
 status_is fourth 1
 has fourth "replica 2 ($ADDR:$p2) FAILED"
 has fourth "STOPPED"
+
+# 5. a writer with another key gets nothing from replica 1, which goes on
+run wrongkey "$ex/writer" --key "$other" --log "$log" --records 1 "$ADDR:$p1"
+status_is wrongkey 1
+has wrongkey "replica 1 ($ADDR:$p1) holds another key"
+wait_for rep1 "replica: refused $ADDR: it holds another key"
 stop rep1
 ok rep1
 # what the writer stopped with is on replica 1 too, all of it checked
 has rep1 "every checksum good"
 same_digest fourth rep1
 
-# 5. a peer that is not a replica
+# 6. a peer that is not a replica
 start other "$BIN/01-connection/server" "$ADDR" $p2
-listening other && run wrong "$ex/writer" --log "$log" --records 1 "$ADDR:$p2"
+listening other && run wrong "$ex/writer" --key "$key" --log "$log" --records 1 "$ADDR:$p2"
 status_is wrong 1
 has wrong "replica 1 ($ADDR:$p2) is not a log replica"
 has wrong "not starting"
