@@ -20,7 +20,12 @@
 struct rpma_cq;
 struct rpma_peer;
 
-/* rdma_cm carries at most 196 bytes of private data (accept on IB/RoCE). */
+/*
+ * Room for the private data a connection request or a connection keeps:
+ * rdma_cm gives its length as a uint8_t (private_data_len), so 255 bytes
+ * hold whatever arrives. Peers send less: on InfiniBand and RoCE a
+ * connection request carries at most 56 bytes, an accept at most 196.
+ */
 constexpr size_t CONN_PRIVATE_DATA_MAX = 255;
 
 namespace rpma
