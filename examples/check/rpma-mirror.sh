@@ -5,9 +5,10 @@
 # server computes over its own memory.
 #   both modes: a file is mirrored, compared (--verify-only: the same, then
 #   one byte changed: status 1 and the offset named), mirrored again (only
-#   the changed chunk goes); --json and -q; bad clients (a wrong key, bad
-#   magic, an old version, a made-up challenge, a wrong MAC, a replayed
-#   PROVE), each refused and logged while the server goes on serving.
+#   the changed chunk goes); a progress bar on a terminal; --json and -q;
+#   bad clients (a wrong key, bad magic, an old version, a made-up
+#   challenge, a wrong MAC, a replayed PROVE), each refused and logged
+#   while the server goes on serving.
 #   pmem: the target is a device DAX. A copy interrupted by SIGINT (130)
 #   resumes; a device DAX is mirrored; with --direct-write-to-pmem the
 #   flushes are reads. Bad input: a missing source, a target too small, a
@@ -96,10 +97,19 @@ ok quiet
 [ -s "$WORK/quiet.out" ] && fail "-q printed something"
 served 5
 
+# 3b. on a terminal: a progress bar with the rate and the time left
+# (script(1) gives the client one; --limit makes the copy last 3 s)
+run tty script -qec "$(printf '%q ' "${mirror[@]}" --fresh --limit 4M "$WORK/src" "$to")" /dev/null
+ok tty
+has tty "copying   ["
+has tty "/s  ETA "
+has tty "100%  12.0 MiB of 12.0 MiB"
+has tty "mirrored 12.0 MiB: 12 chunks sent"
+
 # 4. --json: one object, its fields as they are
 run json "${mirror[@]}" --json --verify-only "$WORK/src" "$to"
 ok json
-served 6
+served 7
 theirs=$(sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' "$WORK/server.out" | tail -n 1)
 python3 - "$WORK/json.out" "$theirs" <<'EOF' || fail "the --json summary is not what it must be"
 import json, sys
