@@ -31,10 +31,12 @@ def compile_source(command, source, *extra):
 
 
 def diagnostics(output):
-    """The diagnostics of the output: each error line with the lines after it."""
+    """The diagnostics of the output: each error line with the lines after it.
+    An error line says "error:"; a mere "error" may be a file name (the note
+    of a function deleted in rpma/error.hpp belongs to the error before it)."""
     blocks = []
     for line in output.splitlines():
-        if re.search(r'\berror\b', line) or not blocks:
+        if re.search(r'\berror:', line) or not blocks:
             blocks.append([line])
         else:
             blocks[-1].append(line)

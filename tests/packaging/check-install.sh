@@ -6,10 +6,13 @@
 #   - the files, where librpma 1.x and Debian put them, with one version:
 #     librpma.so.0 (and the librpma.so link), or librpma.a when only a
 #     static library was asked for; librpma.pc; the CMake package under
-#     LIBDIR/librpma/cmake; librpma.h; the manual pages; the licence; the
-#     programs (rpma-mirror, when built) and their pages, which run;
-#   - a C program built with `pkg-config --cflags --libs librpma` and one
-#     built with CMake's find_package(librpma), both against the staged
+#     LIBDIR/librpma/cmake; librpma.h; rpma.hpp and its parts under
+#     INCLUDEDIR/rpma/, the headers of include/rpma/ and nothing else; the
+#     manual pages; the licence; the programs (rpma-mirror, when built) and
+#     their pages, which run;
+#   - a C program and a C++ one (<rpma.hpp>, taken from the staged copy
+#     alone) built with `pkg-config --cflags --libs librpma`, and the same
+#     two built with CMake's find_package(librpma), all against the staged
 #     copy, run against it;
 #   - every example and rpma-mirror built out of the tree against the
 #     staged copy by examples/build-installed.sh (pkg-config only), the
@@ -50,6 +53,12 @@ man=$stage$(abs "$mandir")
 
 # the files
 [ -f "$inc/librpma.h" ] || fail "librpma.h is not installed in $includedir"
+[ -f "$inc/rpma.hpp" ] || fail "rpma.hpp is not installed in $includedir"
+# the parts of rpma.hpp: each header of include/rpma/, and nothing else
+parts=$(cd "$src/include/rpma" && ls -- *.hpp)
+installed_parts=$(cd "$inc/rpma" 2>/dev/null && ls -A || true)
+[ "$installed_parts" = "$parts" ] ||
+	fail "$includedir/rpma/ holds [$(echo "$installed_parts" | xargs)], not the headers of include/rpma/ [$(echo "$parts" | xargs)]"
 if [ "$default_library" != static ]; then
 	[ -f "$lib/librpma.so.0" ] && [ ! -L "$lib/librpma.so.0" ] ||
 		fail "librpma.so.0 is not the library itself (Debian's librpma0 ships it so)"
@@ -107,6 +116,22 @@ if "$cc" -Wall -Wextra -Werror "${cflags[@]}" -o "$work/consumer-pkg-config" \
 else
 	fail "cannot build a program with pkg-config --cflags --libs librpma"
 fi
+# a C++ one: rpma.hpp and every part it includes come from the staged copy
+cxx=${CXX:-c++}
+# shellcheck disable=SC2046
+if "$cxx" -std=c++17 -Wall -Wextra -Wpedantic -Werror "${cflags[@]}" -MD -MF "$work/consumer-cxx.d" \
+	-o "$work/consumer-cxx-pkg-config" "$src/tests/packaging/consumer.cpp" \
+	$(pkg-config --cflags librpma) $libs; then
+	LD_LIBRARY_PATH=$lib "$work/consumer-cxx-pkg-config" || fail "the C++ pkg-config build does not run"
+	used=$(grep -oE '[^[:space:]]*/rpma(\.hpp|/[^/[:space:]]+\.hpp)' "$work/consumer-cxx.d" |
+		sort -u | xargs -r realpath)
+	expected=$( (echo "$inc/rpma.hpp" && for p in $parts; do echo "$inc/rpma/$p"; done) |
+		xargs realpath | sort)
+	[ "$(echo "$used" | sort)" = "$expected" ] ||
+		fail "the C++ build did not take rpma.hpp and all its parts from $includedir: $(echo "$used" | xargs)"
+else
+	fail "cannot build a C++ program including <rpma.hpp> with pkg-config --cflags --libs librpma"
+fi
 unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
 
 # a program built with CMake's find_package(librpma)
@@ -114,21 +139,29 @@ if ! command -v cmake >/dev/null; then
 	fail "cmake is missing (tests/install-deps.sh installs it)"
 else
 	mkdir "$work/cmake-src"
-	cp "$src/tests/packaging/consumer.c" "$work/cmake-src/"
+	cp "$src/tests/packaging/consumer.c" "$src/tests/packaging/consumer.cpp" "$work/cmake-src/"
 	cat >"$work/cmake-src/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.10)
-project(consumer C)
+project(consumer C CXX)
 find_package(librpma $version REQUIRED)
 add_executable(consumer consumer.c)
 target_include_directories(consumer PRIVATE \${LIBRPMA_INCLUDE_DIRS})
 target_link_libraries(consumer PRIVATE \${LIBRPMA_LIBRARIES} dl)
 target_compile_options(consumer PRIVATE -Wall -Wextra -Werror)
+add_executable(consumer-cxx consumer.cpp)
+set_target_properties(consumer-cxx PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+target_include_directories(consumer-cxx PRIVATE \${LIBRPMA_INCLUDE_DIRS})
+target_link_libraries(consumer-cxx PRIVATE \${LIBRPMA_LIBRARIES})
+target_compile_options(consumer-cxx PRIVATE -Wall -Wextra -Wpedantic -Werror)
 CMAKE
 	if cmake -S "$work/cmake-src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$stage$prefix" \
-		-DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" >"$work/cmake.log" 2>&1 &&
+		-DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${cflags[*]}" \
+		-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="${cflags[*]}" >"$work/cmake.log" 2>&1 &&
 		cmake --build "$work/cmake-build" >>"$work/cmake.log" 2>&1; then
 		LD_LIBRARY_PATH=$lib "$work/cmake-build/consumer" "$where" ||
 			fail "the CMake build does not run"
+		LD_LIBRARY_PATH=$lib "$work/cmake-build/consumer-cxx" ||
+			fail "the C++ CMake build does not run"
 		grep -qx "librpma_DIR:PATH=$cmake_dir" "$work/cmake-build/CMakeCache.txt" ||
 			fail "CMake did not take the staged package ($cmake_dir)"
 	else
@@ -165,7 +198,7 @@ if [ "$default_library" != static ]; then
 fi
 
 echo "installed tree ($stage):"
-(cd "$stage" && find . \( -name 'librpma*' -o -name LICENSE -o -name 'rpma.hpp' -o -name 'rpma-mirror*' \) |
+(cd "$stage" && find . \( -name 'librpma*' -o -name LICENSE -o -name 'rpma.hpp' -o -path '*/rpma/*.hpp' -o -name 'rpma-mirror*' \) |
 	sort)
 if [ "$failures" -ne 0 ]; then
 	echo "$failures problem(s)"
