@@ -7,7 +7,9 @@
 # against the copy of the library installed under PREFIX, outside the
 # tree, with nothing but what pkg-config says about librpma (and about
 # libpmem2, for the programs whose sources include libpmem2.h, and libsodium
-# with examples/common, for those that include psk.h): the way a user
+# with examples/common, for those that include psk.h; examples/common for
+# the ping-pong examples, whose client is examples/common/ping-pong-client.c):
+# the way a user
 # builds an example directory copied out of the tree. The programs go to
 # OUTDIR/NN-topic/ and OUTDIR/rpma-mirror.
 #
@@ -60,6 +62,10 @@ build() {
 		fi
 		flags="$flags -I$here/common $sodium_flags"
 	fi
+	# examples/common/ping-pong.h, the messages of 05 to 09
+	if grep -qs '^#include "ping-pong.h"' "${sources[@]}"; then
+		flags="$flags -I$here/common"
+	fi
 	mkdir -p "$(dirname "$outfile")"
 	local compiler=("$cc" -std=gnu11) extra=${CFLAGS:-}
 	[[ $src == *.cpp ]] && compiler=("$cxx" -std=c++17) extra=${CXXFLAGS:-}
@@ -80,6 +86,10 @@ for dir in "$here"/[0-9][0-9]-*/; do
 		prog=$(basename "${src%.*}")
 		build "$ex/$prog" "$out/$ex/$prog" "$src"
 	done
+	# the ping-pong servers play against the client they share
+	if grep -qs '^#include "ping-pong.h"' "$dir"server.c; then
+		build "$ex/client" "$out/$ex/client" "$here/common/ping-pong-client.c"
+	fi
 done
 mirror=$here/../tools/rpma-mirror
 build rpma-mirror "$out/rpma-mirror" "$mirror/rpma-mirror.c" "$mirror/client.c" \

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "ping-pong.h" /* examples/common: the messages, and the client */
 
 static int send_ctx, recv_ctx;
 

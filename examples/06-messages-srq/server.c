@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "ping-pong.h" /* examples/common: the messages, and the client */
 
 #define RECV_SLOTS 4 /* receives kept posted on the SRQ */
 

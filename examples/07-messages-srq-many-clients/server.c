@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "ping-pong.h" /* examples/common: the messages, and the client */
 
 #define MAX_CLIENTS 8
 #define RECV_SLOTS  16 /* receives kept posted on the SRQ, for all clients */

@@ -28,7 +28,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "ping-pong.h" /* examples/common: the messages, and the client */
 
 #define MAX_CLIENTS 8
 

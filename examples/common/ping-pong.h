@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * common.h -- the messages of the ping-pong examples (05 to 09)
+ * ping-pong.h -- the messages of the ping-pong examples (05 to 09), whose
+ *                servers all play against ping-pong-client.c
  */
 
-#ifndef EXAMPLE_PING_PONG_COMMON_H
-#define EXAMPLE_PING_PONG_COMMON_H 1
+#ifndef EXAMPLE_PING_PONG_H
+#define EXAMPLE_PING_PONG_H 1
 
 #include <stdint.h>
 #include <stdio.h>
@@ -43,4 +44,4 @@ static inline void report(const char *who, const char *call, int ret)
 		fprintf(stderr, "%s: %s failed: %s\n", who, call, rpma_err_2str(ret));
 }
 
-#endif /* EXAMPLE_PING_PONG_COMMON_H */
+#endif /* EXAMPLE_PING_PONG_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * client.c -- the ping-pong client (05 to 09 share it)
+ * ping-pong-client.c -- the ping-pong client: examples 05 to 09 build it
+ *                       as their `client`
  *
  * usage: client <addr> <port> [rounds [name]]
  *
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "ping-pong.h"
 
 /* op_contexts: which of the two operations completed */
 static int send_ctx, recv_ctx;
