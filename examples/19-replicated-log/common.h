@@ -228,7 +228,7 @@ struct replica_pdata {
 	uint64_t log_id;
 	uint64_t tail;
 	uint64_t capacity;
-	uint8_t mac[PSK_MAC_SHORT]; /* psk_answer_mac() over the answer with this field zeroed */
+	uint8_t mac[PSK_MAC_SHORT]; /* psk_answer_mac() */
 	uint8_t descriptors[];	    /* the region's, then the peer configuration's */
 };
 
@@ -249,18 +249,6 @@ static inline void hello_mac(const struct psk *key, const uint8_t nonce[PSK_NONC
 
 	psk_hmac(key, PSK_LABEL "/hello", nonce, PSK_NONCE, NULL, 0, NULL, 0, full);
 	memcpy(mac, full, PSK_MAC_SHORT);
-}
-
-/* the MAC of a PROVE's answer: over all of it, its own field zeroed */
-static inline void answer_mac(const struct psk *key, const uint8_t challenge[PSK_NONCE],
-			      const uint8_t nonce[PSK_NONCE], const uint8_t *answer, size_t len,
-			      uint8_t mac[PSK_MAC_SHORT])
-{
-	uint8_t copy[PDATA_MAX];
-
-	memcpy(copy, answer, len);
-	memset(copy + offsetof(struct replica_pdata, mac), 0, PSK_MAC_SHORT);
-	psk_answer_mac(key, PSK_LABEL, challenge, nonce, copy, len, mac);
 }
 
 /*

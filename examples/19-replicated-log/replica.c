@@ -179,7 +179,8 @@ static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 		 rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, pd->descriptors + mr_desc_size)))
 		return ret;
 	*len = (uint8_t)(sizeof(*pd) + mr_desc_size + pcfg_desc_size);
-	answer_mac(&key, challenge, nonce, buf, *len, pd->mac);
+	psk_answer_mac(&key, PSK_LABEL, challenge, nonce, buf, *len,
+		       offsetof(struct replica_pdata, mac), pd->mac);
 	return 0;
 }
 

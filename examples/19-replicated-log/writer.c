@@ -582,8 +582,9 @@ static int join_replica(struct writer *w, struct replica *r, uint64_t needed)
 		       r->name);
 		return -1;
 	}
-	answer_mac(&w->key, request.nonce, nonce, answer.ptr, len, mac);
-	if (!psk_equal(mac, rp.mac, PSK_MAC_SHORT)) {
+	if (!psk_answer_mac(&w->key, PSK_LABEL, request.nonce, nonce, answer.ptr, len,
+			    offsetof(struct replica_pdata, mac), mac) ||
+	    !psk_equal(mac, rp.mac, PSK_MAC_SHORT)) {
 		printf("writer: replica %d (%s) sent descriptors that the key does not vouch for: "
 		       "not used\n",
 		       r->number, r->name);

@@ -199,18 +199,32 @@ static inline void psk_client_mac(const struct psk *k, const char *label,
 	memcpy(mac, full, PSK_MAC_SHORT);
 }
 
-/* the server's answer to a proven client: its descriptors, not forged */
-static inline void psk_answer_mac(const struct psk *k, const char *label,
+#define PSK_ANSWER_MAX 255 /* the most private data a connection carries */
+
+/*
+ * The server's answer to a proven client, its descriptors, not forged: the
+ * MAC of the answer's answer_len bytes with its own MAC field, the
+ * PSK_MAC_SHORT bytes at mac_at, taken as zeros. Both sides call it on
+ * the answer as it is (the server's before its MAC is in, the client's as
+ * it came); false, and no MAC, when the field does not lie in the answer.
+ */
+static inline bool psk_answer_mac(const struct psk *k, const char *label,
 				  const uint8_t challenge[PSK_NONCE],
 				  const uint8_t client_nonce[PSK_NONCE], const void *answer,
-				  size_t answer_len, uint8_t mac[PSK_MAC_SHORT])
+				  size_t answer_len, size_t mac_at, uint8_t mac[PSK_MAC_SHORT])
 {
-	uint8_t full[PSK_PROOF];
+	uint8_t copy[PSK_ANSWER_MAX], full[PSK_PROOF];
 	char l[64];
 
+	if (answer_len > sizeof(copy) || answer_len < PSK_MAC_SHORT ||
+	    mac_at > answer_len - PSK_MAC_SHORT)
+		return false;
+	memcpy(copy, answer, answer_len);
+	memset(copy + mac_at, 0, PSK_MAC_SHORT);
 	snprintf(l, sizeof(l), "%s/answer", label);
-	psk_hmac(k, l, challenge, PSK_NONCE, client_nonce, PSK_NONCE, answer, answer_len, full);
+	psk_hmac(k, l, challenge, PSK_NONCE, client_nonce, PSK_NONCE, copy, answer_len, full);
 	memcpy(mac, full, PSK_MAC_SHORT);
+	return true;
 }
 
 /* ----- the challenges a server has handed out ------------------------- */

@@ -481,7 +481,7 @@ static int handshake(struct client *c)
 
 	uint8_t buf[ANSWER_PDATA_MAX];
 	struct region_pdata *a = (struct region_pdata *)buf;
-	uint8_t mac[PSK_MAC_SHORT], got[PSK_MAC_SHORT];
+	uint8_t mac[PSK_MAC_SHORT];
 
 	if (answer.len > sizeof(buf)) {
 		complain("%s answered with more than an answer holds", c->o->endpoint);
@@ -495,10 +495,9 @@ static int handshake(struct client *c)
 		complain("%s answered with descriptors cut short", c->o->endpoint);
 		return -1;
 	}
-	memcpy(got, a->mac, sizeof(got));
-	memset(a->mac, 0, sizeof(a->mac));
-	psk_answer_mac(c->o->key, MIRROR_LABEL, ch.challenge, client_nonce, buf, said, mac);
-	if (!psk_equal(mac, got, sizeof(mac))) {
+	if (!psk_answer_mac(c->o->key, MIRROR_LABEL, ch.challenge, client_nonce, buf, said,
+			    offsetof(struct region_pdata, mac), mac) ||
+	    !psk_equal(mac, a->mac, sizeof(mac))) {
 		complain("the answer from %s is not the server's: nothing sent", c->o->endpoint);
 		return -1;
 	}

@@ -82,7 +82,7 @@ struct region_pdata {
 	uint8_t pcfg_desc_size;
 	uint32_t pad;
 	uint64_t target_size;	    /* little-endian */
-	uint8_t mac[PSK_MAC_SHORT]; /* psk_answer_mac() over the answer with this zeroed */
+	uint8_t mac[PSK_MAC_SHORT]; /* psk_answer_mac() */
 	uint8_t descriptors[];	    /* the versioned ones: region, peer configuration */
 };
 

@@ -35,7 +35,7 @@ struct server {
 	struct rpma_conn_cfg *cfg;
 	struct rpma_ep *ep;
 	struct psk_challenges challenges;
-	uint8_t region[ANSWER_PDATA_MAX]; /* the REGION answer, less its MAC */
+	uint8_t region[ANSWER_PDATA_MAX]; /* the REGION answer, but for its MAC */
 	uint8_t region_len;
 };
 
@@ -196,7 +196,7 @@ static enum take serve_client(struct server *s, struct rpma_conn_req **req,
 
 	memcpy(buf, s->region, s->region_len);
 	psk_answer_mac(s->o->key, MIRROR_LABEL, rq->nonce, client_nonce, buf, s->region_len,
-		       a->mac);
+		       offsetof(struct region_pdata, mac), a->mac);
 
 	struct rpma_conn_private_data pd = { buf, s->region_len };
 	int ret = rpma_conn_req_connect(req, &pd, &conn);
