@@ -37,7 +37,7 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 	const uint32_t sq_size = c.sq_size.load();
 	const uint32_t rq_size = c.rq_size.load();
 	const rpma_gpspm_mode gpspm_mode = c.gpspm.load();
-	const uint32_t depth = gpspm_depth_of(c);
+	const uint32_t depth = c.gpspm_depth();
 	rpma_srq *srq = c.srq.load();
 	ibv_context *ctx = id->verbs ? id->verbs : peer->context;
 

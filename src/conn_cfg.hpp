@@ -11,6 +11,8 @@
 
 #include <librpma.h>
 
+#include "gpspm_wire.hpp"
+
 /*
  * Fields are atomic because librpma allowed one thread to tune a
  * configuration while another one creates connections from it.
@@ -31,6 +33,19 @@ struct rpma_conn_cfg {
 	static const rpma_conn_cfg &or_defaults(const rpma_conn_cfg *cfg)
 	{
 		return cfg ? *cfg : defaults;
+	}
+
+	/*
+	 * How many GPSPM requests a connection made with this configuration
+	 * takes at a time: its receive queue's size, at most
+	 * GPSPM_DEPTH_MAX; 0 when it carries no GPSPM.
+	 */
+	uint32_t gpspm_depth() const
+	{
+		if (gpspm.load() == RPMA_GPSPM_DISABLED)
+			return 0;
+		const uint32_t rq = rq_size.load();
+		return rq < rpma::GPSPM_DEPTH_MAX ? rq : rpma::GPSPM_DEPTH_MAX;
 	}
 };
 

@@ -16,6 +16,7 @@
 #include <librpma.h>
 
 #include "cq.hpp"
+#include "wire.hpp"
 #include "verbs/verbs.hpp"
 
 struct rpma_conn;
@@ -26,24 +27,6 @@ namespace rpma
 {
 
 struct gpspm_engine;
-
-/*
- * The flush methods a target offers for a region, and whether its device
- * executes RDMA ATOMIC WRITE into it, as the versioned region descriptor
- * carries them (one byte, see doc/wire-format.md). A librpma 1.x
- * descriptor offers read-after-write for the flush types its usage names,
- * and no native atomic write.
- */
-enum flush_method_bits : uint8_t {
-	METHOD_READ_AFTER_WRITE = 1 << 0, /* the region grants remote reads */
-	METHOD_GPSPM = 1 << 1,		  /* the target's CPU persists on request */
-	METHOD_NATIVE_VISIBILITY = 1 << 2,
-	METHOD_NATIVE_PERSISTENT = 1 << 3,
-	METHOD_NATIVE_ATOMIC_WRITE = 1 << 4, /* the target's device takes ATOMIC WRITE */
-};
-constexpr uint8_t METHODS_KNOWN = METHOD_READ_AFTER_WRITE | METHOD_GPSPM |
-				  METHOD_NATIVE_VISIBILITY | METHOD_NATIVE_PERSISTENT |
-				  METHOD_NATIVE_ATOMIC_WRITE;
 
 /*
  * A signaled flush in flight. Its address is the wr_id of the work request

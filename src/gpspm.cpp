@@ -99,15 +99,6 @@ int post_message(gpspm_engine *g, const uint8_t *msg, uint32_t len, uint64_t wr_
 	return 0;
 }
 
-void put_header(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq)
-{
-	wire::put_le16(msg, GPSPM_MAGIC);
-	msg[2] = GPSPM_VERSION;
-	msg[3] = type;
-	wire::put_le32(msg + 4, slot);
-	wire::put_le32(msg + 8, seq);
-}
-
 /*
  * An answer did not reach the initiator, whose flush would wait for it
  * forever and keep its place in the flow control: the connection is
@@ -123,30 +114,13 @@ void answer_lost(gpspm_engine *g)
 
 void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 {
-	uint8_t msg[GPSPM_ANSWER_SIZE] = {};
-	put_header(msg, GPSPM_ANSWER, slot, seq);
-	msg[12] = status;
+	uint8_t msg[GPSPM_ANSWER_SIZE];
+	gpspm_encode_answer(msg, slot, seq, status);
 	if (post_message(g, msg, sizeof(msg), answer_wr_id(g)))
 		answer_lost(g);
 }
 
 } /* namespace */
-
-ibv_wc_status gpspm_answer_wc_status(uint8_t status)
-{
-	switch (status) {
-	case GPSPM_OK:
-		return IBV_WC_SUCCESS;
-	case GPSPM_NO_REGION:
-	case GPSPM_OUT_OF_RANGE:
-	case GPSPM_NOT_WRITABLE:
-		return IBV_WC_REM_ACCESS_ERR;
-	case GPSPM_FENCED:
-		return IBV_WC_REM_OP_ERR;
-	default:
-		return IBV_WC_REM_INV_REQ_ERR;
-	}
-}
 
 namespace
 {
@@ -319,48 +293,6 @@ void *serving_thread(void *arg);
 
 } /* namespace */
 
-gpspm_kind gpspm_decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
-{
-	*m = gpspm_message{};
-	if (len < GPSPM_HEADER_SIZE || wire::get_le16(msg) != GPSPM_MAGIC ||
-	    msg[2] != GPSPM_VERSION)
-		return GPSPM_KIND_FOREIGN;
-	m->type = msg[3];
-	m->slot = wire::get_le32(msg + 4);
-	m->seq = wire::get_le32(msg + 8);
-	switch (m->type) {
-	case GPSPM_REQUEST:
-		if (len < GPSPM_REQUEST_SIZE)
-			return GPSPM_KIND_SHORT_REQUEST;
-		m->rkey = wire::get_le32(msg + 12);
-		m->raddr = wire::get_le64(msg + 16);
-		m->len = wire::get_le64(msg + 24);
-		return GPSPM_KIND_REQUEST;
-	case GPSPM_ATOMIC_WRITE:
-		if (len < GPSPM_REQUEST_SIZE)
-			return GPSPM_KIND_SHORT_REQUEST;
-		m->rkey = wire::get_le32(msg + 12);
-		m->raddr = wire::get_le64(msg + 16);
-		memcpy(m->value, msg + 24, sizeof(m->value));
-		return GPSPM_KIND_ATOMIC_WRITE;
-	case GPSPM_ANSWER:
-		if (len < GPSPM_ANSWER_SIZE)
-			return GPSPM_KIND_SHORT_ANSWER;
-		m->status = msg[12];
-		return GPSPM_KIND_ANSWER;
-	default:
-		return GPSPM_KIND_UNKNOWN_TYPE;
-	}
-}
-
-uint32_t gpspm_depth_of(const rpma_conn_cfg &cfg)
-{
-	if (cfg.gpspm.load() == RPMA_GPSPM_DISABLED)
-		return 0;
-	const uint32_t rq_size = cfg.rq_size.load();
-	return rq_size < GPSPM_DEPTH_MAX ? rq_size : GPSPM_DEPTH_MAX;
-}
-
 int gpspm_check_cfg(const rpma_conn_cfg &cfg)
 {
 	if (cfg.gpspm.load() == RPMA_GPSPM_DISABLED)
@@ -370,7 +302,7 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg)
 			       "receive CQ or a shared receive queue");
 		return RPMA_E_INVAL;
 	}
-	if (gpspm_depth_of(cfg) == 0) {
+	if (cfg.gpspm_depth() == 0) {
 		RPMA_LOG_ERROR("GPSPM needs a receive queue: its size is 0");
 		return RPMA_E_INVAL;
 	}
@@ -628,7 +560,7 @@ int gpspm_hold_room(const gpspm_engine *g)
  * What a flush and an atomic write request share: its place in the flow
  * control (RPMA_E_AGAIN when the target's receives are all taken), a slot
  * of kind, its sequence number, and the first 24 bytes of the request in
- * p->msg (the rest, bytes 24..31, is the caller's). p->slot is the slot.
+ * p->msg (the rest, from wire::gpspm_msg::LEN, is the caller's). p->slot is the slot.
  */
 static int request_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, uint8_t type,
 			   uint8_t kind, unsigned send_flags, const void *op_context,
@@ -655,9 +587,8 @@ static int request_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t of
 	slot->seq = seq;
 	p->slot = slot;
 
-	put_header(p->msg, type, static_cast<uint32_t>(slot - flush->slots), seq);
-	wire::put_le32(p->msg + 12, dst->rkey);
-	wire::put_le64(p->msg + 16, dst->raddr + offset);
+	gpspm_encode_request(p->msg, type, static_cast<uint32_t>(slot - flush->slots), seq,
+			     dst->rkey, dst->raddr + offset);
 	return 0;
 }
 
@@ -668,7 +599,7 @@ int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offse
 				  op_context, p);
 	if (ret)
 		return ret;
-	wire::put_le64(p->msg + 24, len);
+	gpspm_encode_len(p->msg, len);
 	prepare_message(p->msg, GPSPM_REQUEST_SIZE, conn->flush->wr_id_of(p->slot), &p->wr,
 			&p->sge);
 	return 0;
@@ -695,7 +626,7 @@ int gpspm_atomic_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset
 				  FLUSH_SLOT_GPSPM | FLUSH_SLOT_WRITE, send_flags, op_context, &p);
 	if (ret)
 		return ret;
-	memcpy(p.msg + 24, src, 8);
+	memcpy(p.msg + wire::gpspm_msg::VALUE, src, 8);
 	prepare_message(p.msg, GPSPM_REQUEST_SIZE, conn->flush->wr_id_of(p.slot), &p.wr, &p.sge);
 	ibv_send_wr *bad_wr;
 	ret = verbs::post_send(g->qp, &p.wr, &bad_wr);

@@ -31,6 +31,7 @@
 
 #include "cq.hpp"
 #include "flush.hpp"
+#include "gpspm_wire.hpp"
 
 struct rpma_conn;
 struct rpma_conn_cfg;
@@ -44,81 +45,10 @@ namespace rpma
 struct conn_flush;
 struct flush_slot;
 
-/* what a target answers */
-enum gpspm_status : uint8_t {
-	GPSPM_OK = 0,
-	GPSPM_MALFORMED = 1,	/* not a request this library understands */
-	GPSPM_NO_REGION = 2,	/* no region with that rkey offers GPSPM */
-	GPSPM_OUT_OF_RANGE = 3, /* the range is not inside the region */
-	GPSPM_NOT_WRITABLE = 4, /* an atomic write to a region not open to remote writes */
-	GPSPM_MISALIGNED = 5,	/* an atomic write to an address not 8-byte aligned */
-	/*
-	 * An atomic write after a flush this connection's target refused: it
-	 * would commit what never became durable
-	 */
-	GPSPM_FENCED = 6,
-};
-
-/* the wire format (doc/wire-format.md) */
-constexpr uint16_t GPSPM_MAGIC = 0x5047; /* "GP" */
-constexpr uint8_t GPSPM_VERSION = 1;
-constexpr uint8_t GPSPM_REQUEST = 1;
-constexpr uint8_t GPSPM_ANSWER = 2;
-/*
- * An 8-byte write the target's CPU makes after serving every request
- * before it: an rpma_atomic_write posted behind GPSPM flushes whose
- * answers have not come (doc/persistence.md, "Ordering")
- */
-constexpr uint8_t GPSPM_ATOMIC_WRITE = 3;
-constexpr uint32_t GPSPM_HEADER_SIZE = 12;
-constexpr uint32_t GPSPM_REQUEST_SIZE = 32;
-constexpr uint32_t GPSPM_ANSWER_SIZE = 16;
 /* a receive buffer: room for a later, longer message */
 constexpr uint32_t GPSPM_SLOT_SIZE = 64;
 /* inline bytes a queue pair needs to send GPSPM messages */
 constexpr uint32_t GPSPM_INLINE_SIZE = GPSPM_REQUEST_SIZE;
-/* the versioned peer configuration carries the depth in a byte */
-constexpr uint32_t GPSPM_DEPTH_MAX = 255;
-
-/* What the bytes of a receive are, as gpspm_decode() reads them. */
-enum gpspm_kind : uint8_t {
-	GPSPM_KIND_REQUEST,	  /* a request: every field is valid but status */
-	GPSPM_KIND_ATOMIC_WRITE,  /* an atomic write: type, slot, seq, rkey, raddr, value */
-	GPSPM_KIND_ANSWER,	  /* an answer: type, slot, seq and status are valid */
-	GPSPM_KIND_FOREIGN,	  /* too short for a header, or another magic or version */
-	GPSPM_KIND_SHORT_REQUEST, /* a request cut short: type, slot and seq are valid */
-	GPSPM_KIND_SHORT_ANSWER,  /* an answer cut short: type, slot and seq are valid */
-	GPSPM_KIND_UNKNOWN_TYPE,  /* a header of another type: type, slot and seq are valid */
-};
-
-/* A GPSPM message, decoded (doc/wire-format.md). */
-struct gpspm_message {
-	uint8_t type;
-	uint32_t slot;	  /* the initiator's flush */
-	uint32_t seq;	  /* the request's sequence number */
-	uint32_t rkey;	  /* request: the region */
-	uint64_t raddr;	  /* request: the first byte, the target's address */
-	uint64_t len;	  /* request: the bytes to persist */
-	uint8_t value[8]; /* atomic write: the bytes to store, as the initiator gave them */
-	uint8_t status;	  /* answer: a gpspm_status, or a later version's */
-};
-
-/*
- * Decodes the len bytes at msg, the contents of a receive, into *m. The
- * bytes come from the network: nothing beyond len is read, and nothing
- * but len is trusted. No state, no log: the caller decides what a kind
- * that is not a request or an answer costs.
- */
-gpspm_kind gpspm_decode(const uint8_t *msg, uint32_t len, gpspm_message *m);
-
-/*
- * Whether [raddr, raddr + len) lies inside the size bytes at base, without
- * overflow: what a request must ask for to be served.
- */
-inline bool gpspm_range_inside(uint64_t base, uint64_t size, uint64_t raddr, uint64_t len)
-{
-	return raddr >= base && raddr - base <= size && len <= size - (raddr - base);
-}
 
 struct gpspm_engine {
 	rpma_peer *peer;
@@ -204,12 +134,6 @@ struct gpspm_engine {
 };
 
 /*
- * How many requests a GPSPM connection made with cfg takes at a time (its
- * receive queue's size, at most GPSPM_DEPTH_MAX); 0 when it carries none.
- */
-uint32_t gpspm_depth_of(const rpma_conn_cfg &cfg);
-
-/*
  * RPMA_E_INVAL, logged, when cfg asks for GPSPM with queues it cannot work
  * with: a receive CQ or a shared receive queue (the library's receives
  * must complete where it polls), no receive queue at all, or, for
@@ -257,9 +181,6 @@ void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_o
  * and drained, nothing more will be answered.
  */
 void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out);
-
-/* The status of the completion of a request the target answered with status. */
-ibv_wc_status gpspm_answer_wc_status(uint8_t status);
 
 /* Whether completions are held (a connection that is down: still to be taken). */
 bool gpspm_holds(const gpspm_engine *g);

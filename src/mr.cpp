@@ -8,11 +8,12 @@
 #include <new>
 
 #include "err.hpp"
-#include "flush.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
 #include "verbs/verbs.hpp"
 #include "wire.hpp"
+
+namespace mr_desc = rpma::wire::mr_desc;
 
 namespace rpma
 {
@@ -44,10 +45,10 @@ int usage_to_access(const rpma_peer *peer, int usage)
 
 static void put_descriptor(const rpma_mr_local *mr, uint8_t *p)
 {
-	wire::put_le64(p, reinterpret_cast<uintptr_t>(mr->mr->addr));
-	wire::put_le64(p + 8, mr->mr->length);
-	wire::put_le32(p + 16, mr->mr->rkey);
-	p[20] = static_cast<uint8_t>(mr->usage);
+	wire::put_le64(p + mr_desc::ADDR, reinterpret_cast<uintptr_t>(mr->mr->addr));
+	wire::put_le64(p + mr_desc::LENGTH, mr->mr->length);
+	wire::put_le32(p + mr_desc::RKEY, mr->mr->rkey);
+	p[mr_desc::USAGE] = static_cast<uint8_t>(mr->usage);
 }
 
 /* The flush methods a local region offers to its peers. */
@@ -220,7 +221,7 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 	}
 
 	auto *p = static_cast<const uint8_t *>(desc);
-	const int usage = p[20];
+	const int usage = p[mr_desc::USAGE];
 	if (usage == 0) {
 		RPMA_LOG_ERROR("region descriptor without any usage");
 		return RPMA_E_INVAL;
@@ -232,19 +233,20 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 	 * peer, or wants to be treated as one.
 	 */
 	const bool versioned = desc_size >= MR_VERSIONED_DESCRIPTOR_SIZE &&
-			       p[21] == wire::TRAILER_MAGIC && p[22] == wire::TRAILER_VERSION &&
-			       p[24] == wire::crc8(p, 24);
+			       p[mr_desc::MAGIC] == wire::TRAILER_MAGIC &&
+			       p[mr_desc::VERSION] == wire::TRAILER_VERSION &&
+			       p[mr_desc::CRC] == wire::crc8(p, mr_desc::CRC);
 
 	auto *mr = new (std::nothrow) rpma_mr_remote;
 	if (mr == nullptr)
 		return RPMA_E_NOMEM;
-	mr->raddr = wire::get_le64(p);
-	mr->size = wire::get_le64(p + 8);
-	mr->rkey = wire::get_le32(p + 16);
+	mr->raddr = wire::get_le64(p + mr_desc::ADDR);
+	mr->size = wire::get_le64(p + mr_desc::LENGTH);
+	mr->rkey = wire::get_le32(p + mr_desc::RKEY);
 	mr->usage = usage;
 	mr->versioned = versioned;
 	/* methods this library does not know are not used */
-	mr->methods = versioned ? static_cast<uint8_t>(p[23] & METHODS_KNOWN) : 0;
+	mr->methods = versioned ? static_cast<uint8_t>(p[mr_desc::METHODS] & METHODS_KNOWN) : 0;
 	*mr_ptr = mr;
 	return 0;
 }
@@ -335,10 +337,10 @@ int rpma_mr_get_versioned_descriptor(const struct rpma_mr_local *mr, void *desc)
 
 	auto *p = static_cast<uint8_t *>(desc);
 	put_descriptor(mr, p);
-	p[21] = wire::TRAILER_MAGIC;
-	p[22] = wire::TRAILER_VERSION;
-	p[23] = local_flush_methods(mr);
-	p[24] = wire::crc8(p, 24);
+	p[mr_desc::MAGIC] = wire::TRAILER_MAGIC;
+	p[mr_desc::VERSION] = wire::TRAILER_VERSION;
+	p[mr_desc::METHODS] = local_flush_methods(mr);
+	p[mr_desc::CRC] = wire::crc8(p, mr_desc::CRC);
 	return 0;
 }
 

@@ -13,12 +13,13 @@
 
 #include <librpma.h>
 
+#include "wire.hpp"
+
 struct rpma_peer;
 
-/* librpma 1.x region descriptor: u64 addr, u64 length, u32 rkey, u8 usage */
-constexpr size_t MR_DESCRIPTOR_SIZE = 21;
-/* ...followed by the trailer: magic, version, flush methods, crc8 */
-constexpr size_t MR_VERSIONED_DESCRIPTOR_SIZE = MR_DESCRIPTOR_SIZE + 4;
+/* librpma 1.x region descriptor, and the versioned one (wire.hpp) */
+constexpr size_t MR_DESCRIPTOR_SIZE = rpma::wire::mr_desc::SIZE;
+constexpr size_t MR_VERSIONED_DESCRIPTOR_SIZE = rpma::wire::mr_desc::VERSIONED_SIZE;
 
 constexpr int MR_USAGE_ALL =
     RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |

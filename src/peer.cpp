@@ -9,7 +9,7 @@
 
 #include "conn_cfg.hpp"
 #include "err.hpp"
-#include "gpspm.hpp"
+#include "gpspm_wire.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
 #include "verbs/verbs.hpp"

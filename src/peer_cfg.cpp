@@ -8,9 +8,10 @@
 
 #include "conn_cfg.hpp"
 #include "err.hpp"
-#include "gpspm.hpp"
 #include "peer_cfg.hpp"
 #include "wire.hpp"
+
+namespace desc = rpma::wire::peer_cfg_desc;
 
 extern "C" {
 
@@ -76,12 +77,13 @@ int rpma_peer_cfg_from_descriptor(const void *desc, size_t desc_size,
 	if (pcfg == nullptr)
 		return RPMA_E_NOMEM;
 	/* any non-zero byte is "true", as librpma read it */
-	pcfg->direct_write_to_pmem.store(p[0] != 0);
+	pcfg->direct_write_to_pmem.store(p[desc::DIRECT_WRITE] != 0);
 	/* without a trailer of a version this library knows: a librpma 1.x peer */
-	if (desc_size >= PEER_CFG_VERSIONED_DESCRIPTOR_SIZE && p[1] == rpma::wire::TRAILER_MAGIC &&
-	    p[2] == rpma::wire::TRAILER_VERSION && p[5] == rpma::wire::crc8(p, 5) &&
-	    (p[3] & PEER_CFG_GPSPM))
-		pcfg->gpspm_depth.store(p[4]);
+	if (desc_size >= PEER_CFG_VERSIONED_DESCRIPTOR_SIZE &&
+	    p[desc::MAGIC] == rpma::wire::TRAILER_MAGIC &&
+	    p[desc::VERSION] == rpma::wire::TRAILER_VERSION &&
+	    p[desc::CRC] == rpma::wire::crc8(p, desc::CRC) && (p[desc::FLAGS] & desc::FLAG_GPSPM))
+		pcfg->gpspm_depth.store(p[desc::GPSPM_DEPTH]);
 	*pcfg_ptr = pcfg;
 	return 0;
 }
@@ -105,16 +107,16 @@ int rpma_peer_cfg_get_versioned_descriptor(const struct rpma_peer_cfg *pcfg,
 	 * its receive queue's size in receives posted for requests.
 	 */
 	const rpma_conn_cfg &c = rpma_conn_cfg::or_defaults(cfg);
-	const uint32_t depth = rpma::gpspm_depth_of(c);
+	const uint32_t depth = c.gpspm_depth();
 	const bool gpspm = depth != 0;
 
 	auto *p = static_cast<uint8_t *>(desc);
-	p[0] = pcfg->direct_write_to_pmem.load() ? 1 : 0;
-	p[1] = rpma::wire::TRAILER_MAGIC;
-	p[2] = rpma::wire::TRAILER_VERSION;
-	p[3] = gpspm ? PEER_CFG_GPSPM : 0;
-	p[4] = gpspm ? static_cast<uint8_t>(depth) : 0;
-	p[5] = rpma::wire::crc8(p, 5);
+	p[desc::DIRECT_WRITE] = pcfg->direct_write_to_pmem.load() ? 1 : 0;
+	p[desc::MAGIC] = rpma::wire::TRAILER_MAGIC;
+	p[desc::VERSION] = rpma::wire::TRAILER_VERSION;
+	p[desc::FLAGS] = gpspm ? desc::FLAG_GPSPM : 0;
+	p[desc::GPSPM_DEPTH] = gpspm ? static_cast<uint8_t>(depth) : 0;
+	p[desc::CRC] = rpma::wire::crc8(p, desc::CRC);
 	return 0;
 }
 

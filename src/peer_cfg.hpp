@@ -12,12 +12,11 @@
 
 #include <librpma.h>
 
-/* The librpma 1.x peer-config descriptor is one byte: the flag. */
-constexpr size_t PEER_CFG_DESCRIPTOR_SIZE = 1;
-/* ...followed by the trailer: magic, version, flags, GPSPM depth, crc8 */
-constexpr size_t PEER_CFG_VERSIONED_DESCRIPTOR_SIZE = PEER_CFG_DESCRIPTOR_SIZE + 5;
-/* bit of the trailer's flags: the connections serve GPSPM flushes */
-constexpr uint8_t PEER_CFG_GPSPM = 1 << 0;
+#include "wire.hpp"
+
+/* The librpma 1.x peer-config descriptor (one byte), and the versioned one (wire.hpp) */
+constexpr size_t PEER_CFG_DESCRIPTOR_SIZE = rpma::wire::peer_cfg_desc::SIZE;
+constexpr size_t PEER_CFG_VERSIONED_DESCRIPTOR_SIZE = rpma::wire::peer_cfg_desc::VERSIONED_SIZE;
 
 struct rpma_peer_cfg {
 	/* "RDMA writes land in the persistent domain" (e.g. DDIO off, eADR) */

@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "fuzz.h"
-#include "gpspm.hpp"
+#include "gpspm_wire.hpp"
 
 using namespace rpma;
 
