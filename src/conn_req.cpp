@@ -244,7 +244,7 @@ int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, siz
 		       size_t len, const void *op_context)
 {
 	RPMA_CHECK_ARG(req != nullptr);
-	if (req->queues.gpspm != RPMA_GPSPM_DISABLED) {
+	if (req->queues.gpspm_mode != RPMA_GPSPM_DISABLED) {
 		RPMA_LOG_ERROR("the receive queue of a GPSPM connection belongs to the library");
 		return RPMA_E_INVAL;
 	}

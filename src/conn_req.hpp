@@ -9,15 +9,17 @@
 #include <rdma/rdma_cma.h>
 
 #include "conn.hpp"
+#include "conn_events.hpp"
+#include "conn_queues.hpp"
 
 struct rpma_conn_req {
 	rpma_peer *peer;
 	rdma_cm_id *id;
 	bool passive; /* made from a client's request: connect accepts it */
-	conn_queues queues;
+	rpma::conn_queues queues;
 
 	/* the client's private data (passive side only) */
-	uint8_t private_data[CONN_PRIVATE_DATA_MAX];
+	uint8_t private_data[rpma::CONN_PRIVATE_DATA_MAX];
 	uint8_t private_data_len;
 };
 

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cq.hpp -- a completion queue, its channel, and what its completions mean
+ *
+ * Ownership: every field is this module's; the connection sets what it
+ * needs through the functions below. event_lock guards the reading of the
+ * CQ's own channel.
  */
 
 #ifndef RPMA_CQ_HPP
@@ -14,36 +18,13 @@
 
 #include <librpma.h>
 
+#include "completion.hpp"
+
 namespace rpma
 {
+struct conn_events;
 struct conn_flush;
-}
-struct rpma_conn;
-
-namespace rpma
-{
-/*
- * Where one take() puts the completions it hands to the application, and
- * which of them are flushes.
- */
-struct completion_out {
-	ibv_wc *wc;
-	uint64_t *flushes; /* bit i set: wc[i] is a flush */
-	int n;		   /* room in wc, at most 64 */
-	int count;	   /* stored so far */
-
-	bool full() const
-	{
-		return count == n;
-	}
-	void put(const ibv_wc &c, bool is_flush)
-	{
-		wc[count] = c;
-		if (is_flush)
-			*flushes |= 1ULL << count;
-		count++;
-	}
-};
+struct gpspm_engine;
 } /* namespace rpma */
 
 struct rpma_cq {
@@ -57,11 +38,13 @@ struct rpma_cq {
 	 * for a CQ of receives only.
 	 */
 	rpma::conn_flush *flush;
+	rpma::gpspm_engine *gpspm; /* NULL: the connection carries no GPSPM */
 	/*
-	 * The connection whose events a wait on this CQ watches (the peer's
-	 * death ends the wait); NULL for the CQ of a shared receive queue.
+	 * The events of the connection whose peer's death ends a wait on this
+	 * CQ; NULL for the CQ of a shared receive queue.
 	 */
-	rpma_conn *conn;
+	rpma::conn_events *events;
+	uint32_t qp_num; /* named by the completions the library makes */
 	/*
 	 * Held while an event is read from the channel after poll() said it is
 	 * there: of the threads woken for one event, one reads it and the
@@ -112,6 +95,25 @@ namespace rpma
  */
 int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, rpma_cq **cq_ptr);
 int cq_delete(rpma_cq **cq_ptr);
+
+/*
+ * What the connection tells its CQs, once, before anything completes
+ * there: the main CQ translates the completions of flush (and of gpspm,
+ * when not NULL); a CQ of the connection watches its events in waits.
+ */
+void cq_serve_flushes(rpma_cq *cq, conn_flush *flush, gpspm_engine *gpspm);
+void cq_watch(rpma_cq *cq, conn_events *events, uint32_t qp_num);
+/* The library's GPSPM thread polls cq from now on: the application may not. */
+void cq_give_to_thread(rpma_cq *cq);
+/* Whether the application may call on cq (not its GPSPM thread's); logged if not. */
+bool cq_application_may_use(const rpma_cq *cq);
+
+/*
+ * Waits up to timeout_ms (< 0: no limit) for one event on the CQ's own
+ * channel, then acknowledges it and re-arms the CQ. RPMA_E_NO_COMPLETION
+ * when none came, or another thread took it, or the connection went down.
+ */
+int cq_wait_event(rpma_cq *cq, int timeout_ms);
 
 /*
  * Takes one completion event from channel as librpma 1.x did: any failure

@@ -42,13 +42,4 @@ void provider_error_in_cleanup(int err, const char *call, const char *file, int 
 #define RPMA_PROVIDER_FAILED_IN_CLEANUP(err, call)                                                 \
 	rpma::provider_error_in_cleanup((err), (call), __FILE__, __LINE__, __func__)
 
-/* Argument checks: log what was wrong, return RPMA_E_INVAL. */
-#define RPMA_CHECK_ARG(cond)                                                                       \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			RPMA_LOG_ERROR("invalid argument: %s", #cond);                             \
-			return RPMA_E_INVAL;                                                       \
-		}                                                                                  \
-	} while (0)
-
 #endif /* RPMA_ERR_HPP */

@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gpspm.cpp -- GPSPM requests, answers, flow control and the serving thread
+ * gpspm.cpp -- the GPSPM engine: receives, answers, serving, and the completions
+ * kept in post order (the requests are gpspm_request.cpp's, the thread
+ * gpspm_thread.cpp's)
  */
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <new>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "conn.hpp"
 #include "conn_cfg.hpp"
-#include "cq.hpp"
 #include "err.hpp"
-#include "flush.hpp"
+#include "flush_method.hpp"
 #include "gpspm.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
@@ -66,32 +63,11 @@ int post_receive(gpspm_engine *g, uint32_t index)
 	return 0;
 }
 
-/* a message of len bytes, sent inline: the library keeps no send buffer */
-void prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
-		     ibv_sge *sge)
-{
-	*sge = ibv_sge{};
-	sge->addr = reinterpret_cast<uintptr_t>(msg);
-	sge->length = len;
-	*wr = ibv_send_wr{};
-	wr->wr_id = wr_id;
-	wr->sg_list = sge;
-	wr->num_sge = 1;
-	wr->opcode = IBV_WR_SEND;
-	/*
-	 * Signaled: the send queue reclaims its entries only at completions,
-	 * and a GPSPM connection may carry nothing else that is signaled.
-	 * Inline: the bytes are copied at the post, so they may live on the
-	 * poster's stack.
-	 */
-	wr->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-}
-
 int post_message(gpspm_engine *g, const uint8_t *msg, uint32_t len, uint64_t wr_id)
 {
 	ibv_sge sge;
 	ibv_send_wr wr;
-	prepare_message(msg, len, wr_id, &wr, &sge);
+	gpspm_prepare_message(msg, len, wr_id, &wr, &sge);
 	ibv_send_wr *bad_wr;
 	int ret = verbs::post_send(g->qp, &wr, &bad_wr);
 	if (ret)
@@ -122,13 +98,34 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 
 } /* namespace */
 
+void gpspm_prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
+			   ibv_sge *sge)
+{
+	*sge = ibv_sge{};
+	sge->addr = reinterpret_cast<uintptr_t>(msg);
+	sge->length = len;
+	*wr = ibv_send_wr{};
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_SEND;
+	/*
+	 * Signaled: the send queue reclaims its entries only at completions,
+	 * and a GPSPM connection may carry nothing else that is signaled.
+	 * Inline: the bytes are copied at the post, so they may live on the
+	 * poster's stack.
+	 */
+	wr->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+}
+
 namespace
 {
 
 /* A flush request from the peer, decoded. */
 void serve(gpspm_engine *g, const gpspm_message &m)
 {
-	const uint8_t status = g->peer->gpspm_persist(m.rkey, m.raddr, m.len);
+	const uint8_t status =
+	    gpspm_registry_persist(&g->peer->gpspm_regions, m.rkey, m.raddr, m.len);
 	/* what the peer commits from now on would cover a range that is not durable */
 	if (status != GPSPM_OK)
 		g->serving_fenced = true;
@@ -142,7 +139,8 @@ void serve_atomic_write(gpspm_engine *g, const gpspm_message &m)
 	if (g->serving_fenced)
 		RPMA_LOG_ERROR("GPSPM atomic write after a refused flush: refused");
 	else
-		status = g->peer->gpspm_atomic_write(m.rkey, m.raddr, m.value);
+		status =
+		    gpspm_registry_atomic_write(&g->peer->gpspm_regions, m.rkey, m.raddr, m.value);
 	answer(g, m.slot, m.seq, status);
 }
 
@@ -289,8 +287,6 @@ void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, compl
 	emit(g, wc, is_flush, request_key(slot->sent_index), out);
 }
 
-void *serving_thread(void *arg);
-
 } /* namespace */
 
 int gpspm_check_cfg(const rpma_conn_cfg &cfg)
@@ -352,11 +348,17 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 	g->held = held;
 	g->held_count = 0;
 	g->held_capacity = max_held;
-	g->stop_fd = -1;
-	g->thread_running = false;
 	pthread_mutex_init(&g->take_lock, nullptr);
 	*gpspm_ptr = g;
 	return 0;
+}
+
+bool gpspm_agree(gpspm_engine *g, uint32_t target_depth)
+{
+	if (g->mode != RPMA_GPSPM_POLLED)
+		return false;
+	g->max_in_flight.store(target_depth < g->depth ? target_depth : g->depth);
+	return true;
 }
 
 void gpspm_take_begin(gpspm_engine *g)
@@ -381,42 +383,11 @@ int gpspm_start(gpspm_engine *g, rdma_cm_id *id)
 	return 0;
 }
 
-int gpspm_start_thread(gpspm_engine *g, rpma_cq *cq)
-{
-	g->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (g->stop_fd < 0)
-		return RPMA_PROVIDER_FAILED(errno, "eventfd");
-	/* the thread never blocks in ibv_get_cq_event: it polls the fd first */
-	const int flags = fcntl(cq->channel->fd, F_GETFL);
-	if (flags < 0 || fcntl(cq->channel->fd, F_SETFL, flags | O_NONBLOCK)) {
-		int ret = RPMA_PROVIDER_FAILED(errno, "fcntl on the completion channel");
-		close(g->stop_fd);
-		g->stop_fd = -1;
-		return ret;
-	}
-	int err = pthread_create(&g->thread, nullptr, serving_thread, cq);
-	if (err) {
-		close(g->stop_fd);
-		g->stop_fd = -1;
-		return RPMA_PROVIDER_FAILED(err, "pthread_create");
-	}
-	g->thread_running = true;
-	return 0;
-}
-
 int gpspm_delete(gpspm_engine **gpspm_ptr)
 {
 	gpspm_engine *g = *gpspm_ptr;
 	if (g == nullptr)
 		return 0;
-	if (g->thread_running) {
-		const uint64_t one = 1;
-		ssize_t w = write(g->stop_fd, &one, sizeof(one));
-		(void)w;
-		pthread_join(g->thread, nullptr);
-	}
-	if (g->stop_fd >= 0)
-		close(g->stop_fd);
 	int ret = 0;
 	if (verbs::dereg_mr(g->buffers_mr))
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
@@ -555,144 +526,5 @@ int gpspm_hold_room(const gpspm_engine *g)
 {
 	return static_cast<int>(g->held_capacity - g->held_count);
 }
-
-/*
- * What a flush and an atomic write request share: its place in the flow
- * control (RPMA_E_AGAIN when the target's receives are all taken), a slot
- * of kind, its sequence number, and the first 24 bytes of the request in
- * p->msg (the rest, from wire::gpspm_msg::LEN, is the caller's). p->slot is the slot.
- */
-static int request_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, uint8_t type,
-			   uint8_t kind, unsigned send_flags, const void *op_context,
-			   prepared_wr *p)
-{
-	static_assert(GPSPM_REQUEST_SIZE <= PREPARED_MSG_MAX, "a request fits a prepared_wr");
-	conn_flush *flush = conn->flush;
-	gpspm_engine *g = flush->gpspm;
-
-	/* flow control: never more requests than the target has receives posted */
-	const uint32_t limit = g->max_in_flight.load(std::memory_order_relaxed);
-	if (g->in_flight.fetch_add(1, std::memory_order_acquire) >= limit) {
-		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		return RPMA_E_AGAIN;
-	}
-	flush_slot *slot = flush->claim(op_context, send_flags & IBV_SEND_SIGNALED, kind);
-	if (slot == nullptr) {
-		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		RPMA_LOG_ERROR("more signaled flushes and atomic writes in flight than the "
-			       "connection's send queue and CQ can hold");
-		return RPMA_E_NOMEM;
-	}
-	const uint32_t seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
-	slot->seq = seq;
-	p->slot = slot;
-
-	gpspm_encode_request(p->msg, type, static_cast<uint32_t>(slot - flush->slots), seq,
-			     dst->rkey, dst->raddr + offset);
-	return 0;
-}
-
-int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-			unsigned send_flags, const void *op_context, prepared_wr *p)
-{
-	int ret = request_prepare(conn, dst, offset, GPSPM_REQUEST, FLUSH_SLOT_GPSPM, send_flags,
-				  op_context, p);
-	if (ret)
-		return ret;
-	gpspm_encode_len(p->msg, len);
-	prepare_message(p->msg, GPSPM_REQUEST_SIZE, conn->flush->wr_id_of(p->slot), &p->wr,
-			&p->sge);
-	return 0;
-}
-
-int gpspm_atomic_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, const char src[8],
-		       unsigned send_flags, const void *op_context)
-{
-	gpspm_engine *g = conn->flush->gpspm;
-	if (g->fenced.load(std::memory_order_acquire)) {
-		RPMA_LOG_ERROR("the target refused a GPSPM flush of this connection: an atomic "
-			       "write would commit what never became durable, refused");
-		return RPMA_E_NOSUPP;
-	}
-	if (!(remote_flush_methods(dst) & METHOD_GPSPM)) {
-		RPMA_LOG_WARNING("an atomic write must land after the GPSPM flushes before it, "
-				 "whose answers have not come, and its region offers no GPSPM to "
-				 "carry it behind them: take their completions and post it again");
-		return RPMA_E_AGAIN;
-	}
-
-	prepared_wr p;
-	int ret = request_prepare(conn, dst, offset, GPSPM_ATOMIC_WRITE,
-				  FLUSH_SLOT_GPSPM | FLUSH_SLOT_WRITE, send_flags, op_context, &p);
-	if (ret)
-		return ret;
-	memcpy(p.msg + wire::gpspm_msg::VALUE, src, 8);
-	prepare_message(p.msg, GPSPM_REQUEST_SIZE, conn->flush->wr_id_of(p.slot), &p.wr, &p.sge);
-	ibv_send_wr *bad_wr;
-	ret = verbs::post_send(g->qp, &p.wr, &bad_wr);
-	if (ret) {
-		ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
-		flush_unprepare(conn, &p);
-	}
-	return ret;
-}
-
-namespace
-{
-
-/*
- * The channel of the connection's CQ is gone for good (the device was
- * removed): it would stay readable, and the thread would spin. The thread
- * stops watching it and waits for its stop only; the connection is dead
- * and its application learns that from its own calls.
- */
-void channel_lost(pollfd fds[2], const char *why)
-{
-	RPMA_LOG_ERROR("the GPSPM thread stops serving: %s", why);
-	fds[0].fd = -1;
-}
-
-void *serving_thread(void *arg)
-{
-	auto *cq = static_cast<rpma_cq *>(arg);
-	gpspm_engine *g = cq->flush->gpspm;
-	pollfd fds[2] = { { cq->channel->fd, POLLIN, 0 }, { g->stop_fd, POLLIN, 0 } };
-	for (;;) {
-		/* everything there is, then sleep until the CQ's next event */
-		ibv_wc wc[16];
-		uint64_t flushes;
-		int n;
-		while ((n = cq->take(16, wc, &flushes)) > 0)
-			RPMA_LOG_WARNING("%d completions of the application's own operations on a "
-					 "connection served by a GPSPM thread: dropped",
-					 n);
-		if (n < 0)
-			RPMA_LOG_ERROR("the GPSPM thread cannot poll its CQ any more");
-
-		if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
-			RPMA_PROVIDER_FAILED(errno, "poll in the GPSPM thread");
-			break;
-		}
-		if (fds[1].revents)
-			break;
-		if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
-			channel_lost(fds, "the completion channel reports an error");
-			continue;
-		}
-		if (fds[0].revents) {
-			ibv_cq *ev_cq = nullptr;
-			void *ev_ctx = nullptr;
-			if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx) == 0) {
-				(void)cq->ack_event_of(ev_cq);
-			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				RPMA_PROVIDER_FAILED(errno, "ibv_get_cq_event in the GPSPM thread");
-				channel_lost(fds, "its events cannot be read");
-			}
-		}
-	}
-	return nullptr;
-}
-
-} /* namespace */
 
 } /* namespace rpma */

@@ -14,7 +14,12 @@
  *
  * Everything here runs where completions are polled: in the application's
  * own rpma_cq_* calls (RPMA_GPSPM_POLLED) or in the library's thread of the
- * connection (RPMA_GPSPM_THREAD).
+ * connection (RPMA_GPSPM_THREAD, gpspm_thread.hpp).
+ *
+ * Ownership: the engine's atomics (the flow control, the sequence
+ * numbers, broken, fenced) are written here only; everything under
+ * take_lock too. The GPSPM bits of a flush slot are this module's while it
+ * holds the slot (flush_slots.hpp).
  */
 
 #ifndef RPMA_GPSPM_HPP
@@ -25,25 +30,23 @@
 #include <cstdint>
 #include <pthread.h>
 
+#include <rdma/rdma_cma.h>
+
 #include <infiniband/verbs.h>
 
 #include <librpma.h>
 
-#include "cq.hpp"
-#include "flush.hpp"
+#include "completion.hpp"
+#include "flush_slots.hpp"
 #include "gpspm_wire.hpp"
+#include "post.hpp"
 
-struct rpma_conn;
 struct rpma_conn_cfg;
-struct rpma_cq;
 struct rpma_mr_remote;
 struct rpma_peer;
 
 namespace rpma
 {
-
-struct conn_flush;
-struct flush_slot;
 
 /* a receive buffer: room for a later, longer message */
 constexpr uint32_t GPSPM_SLOT_SIZE = 64;
@@ -119,11 +122,6 @@ struct gpspm_engine {
 	 */
 	pthread_mutex_t take_lock;
 
-	/* RPMA_GPSPM_THREAD */
-	pthread_t thread;
-	int stop_fd;
-	bool thread_running;
-
 	bool owns(uint64_t wr_id) const
 	{
 		const uintptr_t offset =
@@ -152,9 +150,7 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
  * connection can carry requests.
  */
 int gpspm_start(gpspm_engine *g, rdma_cm_id *id);
-/* Starts the serving thread (RPMA_GPSPM_THREAD) on the connection's CQ. */
-int gpspm_start_thread(gpspm_engine *g, rpma_cq *cq);
-/* Stops the thread, if any, and frees everything; the queue pair must be gone. */
+/* Frees everything; the queue pair must be gone, and no thread polling for it. */
 int gpspm_delete(gpspm_engine **gpspm_ptr);
 
 /*
@@ -188,6 +184,31 @@ bool gpspm_holds(const gpspm_engine *g);
 /* How many more completions may be held now; under take_lock. */
 int gpspm_hold_room(const gpspm_engine *g);
 
+/*
+ * The target's peer configuration says it takes target_depth requests at
+ * a time (0: it serves no GPSPM): the flow control allows as many as both
+ * sides can take. Only an RPMA_GPSPM_POLLED initiator sends requests;
+ * false when g is not one.
+ */
+bool gpspm_agree(gpspm_engine *g, uint32_t target_depth);
+
+/* Whether the target agreed: this side may send GPSPM requests. */
+inline bool gpspm_agreed(const gpspm_engine *g)
+{
+	return g->max_in_flight.load(std::memory_order_relaxed) != 0;
+}
+
+/*
+ * n requests will never be answered (the sweep of a connection that is
+ * down retired them; one prepared was not posted): they leave the flow
+ * control.
+ */
+inline void gpspm_forget(gpspm_engine *g, uint32_t n)
+{
+	if (n)
+		g->in_flight.fetch_sub(n, std::memory_order_relaxed);
+}
+
 /* Whether a GPSPM request could be posted now, as far as the flow control goes. */
 inline bool gpspm_has_room(const gpspm_engine *g)
 {
@@ -204,12 +225,21 @@ void gpspm_take_begin(gpspm_engine *g);
 void gpspm_take_end(gpspm_engine *g);
 
 /*
+ * A GPSPM message of len bytes at msg, sent inline (the library keeps no
+ * send buffer, the bytes may live on the poster's stack) and signaled,
+ * with wr_id.
+ */
+void gpspm_prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
+			   ibv_sge *sge);
+
+/*
  * Makes a GPSPM flush of [offset, offset + len) of dst ready to post: its
  * place in the flow control (RPMA_E_AGAIN when the target's receives are
  * all taken), its slot, and its request, an inline send.
  */
-int gpspm_flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-			unsigned send_flags, const void *op_context, prepared_wr *p);
+int gpspm_flush_prepare(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote *dst,
+			size_t offset, size_t len, unsigned send_flags, const void *op_context,
+			prepared_wr *p);
 
 /*
  * Whether an rpma_atomic_write on the connection of g must go to the
@@ -229,8 +259,8 @@ inline bool gpspm_atomic_write_waits(const gpspm_engine *g)
  * (the application takes the flushes' completions and posts again) or the
  * flow control is full; RPMA_E_NOSUPP after a refused flush.
  */
-int gpspm_atomic_write(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, const char src[8],
-		       unsigned send_flags, const void *op_context);
+int gpspm_atomic_write(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote *dst, size_t offset,
+		       const char src[8], unsigned send_flags, const void *op_context);
 
 } /* namespace rpma */
 

@@ -12,7 +12,6 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "err.hpp"
 #include "log.hpp"
 
 namespace rpma::log

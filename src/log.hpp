@@ -67,4 +67,16 @@ void check_format(const char *format, ...) __attribute__((format(printf, 1, 2)))
 #define RPMA_LOG_INFO(...)    RPMA_LOG(RPMA_LOG_LEVEL_INFO, __VA_ARGS__)
 #define RPMA_LOG_DEBUG(...)   RPMA_LOG(RPMA_LOG_LEVEL_DEBUG, __VA_ARGS__)
 
+/*
+ * Argument checks, first thing in every entry point: log what was wrong,
+ * return RPMA_E_INVAL (librpma.h).
+ */
+#define RPMA_CHECK_ARG(cond)                                                                       \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			RPMA_LOG_ERROR("invalid argument: %s", #cond);                             \
+			return RPMA_E_INVAL;                                                       \
+		}                                                                                  \
+	} while (0)
+
 #endif /* RPMA_LOG_HPP */

@@ -11,6 +11,7 @@
 #include "mr.hpp"
 #include "peer.hpp"
 #include "verbs/verbs.hpp"
+#include "gpspm_wire.hpp"
 #include "wire.hpp"
 
 namespace mr_desc = rpma::wire::mr_desc;
@@ -126,6 +127,102 @@ static ibv_mr *reg_with_native_flush(rpma_peer *peer, void *ptr, size_t size, in
 
 using namespace rpma;
 
+static void gpspm_offer(gpspm_registry *r, rpma_mr_local *mr, rpma_persist_fn *persist,
+			rpma_persist_ctx_fn *persist_ctx, void *ctx)
+{
+	pthread_rwlock_wrlock(&r->lock);
+	mr->persist = persist;
+	mr->persist_ctx = persist_ctx;
+	mr->persist_arg = ctx;
+	mr->gpspm_prev = nullptr;
+	mr->gpspm_next = r->head;
+	if (r->head)
+		r->head->gpspm_prev = mr;
+	r->head = mr;
+	pthread_rwlock_unlock(&r->lock);
+}
+
+static void gpspm_withdraw(gpspm_registry *r, rpma_mr_local *mr)
+{
+	/* waits for a persist of the region in progress */
+	pthread_rwlock_wrlock(&r->lock);
+	if (mr->gpspm_prev)
+		mr->gpspm_prev->gpspm_next = mr->gpspm_next;
+	else
+		r->head = mr->gpspm_next;
+	if (mr->gpspm_next)
+		mr->gpspm_next->gpspm_prev = mr->gpspm_prev;
+	mr->gpspm_prev = mr->gpspm_next = nullptr;
+	mr->persist = nullptr;
+	mr->persist_ctx = nullptr;
+	mr->persist_arg = nullptr;
+	pthread_rwlock_unlock(&r->lock);
+}
+
+/*
+ * The region with rkey that offers GPSPM, [raddr, raddr + len) inside it;
+ * NULL with *status saying why not. The read lock must be held.
+ */
+static rpma_mr_local *gpspm_region(const gpspm_registry *r, uint32_t rkey, uint64_t raddr,
+				   uint64_t len, uint8_t *status)
+{
+	for (rpma_mr_local *mr = r->head; mr != nullptr; mr = mr->gpspm_next) {
+		if (mr->mr->rkey != rkey)
+			continue;
+		const uint64_t base = reinterpret_cast<uintptr_t>(mr->mr->addr);
+		if (!rpma::gpspm_range_inside(base, mr->mr->length, raddr, len)) {
+			RPMA_LOG_ERROR("GPSPM request for %llu bytes at %#llx: outside the region "
+				       "of %zu bytes at %#llx",
+				       static_cast<unsigned long long>(len),
+				       static_cast<unsigned long long>(raddr), mr->mr->length,
+				       static_cast<unsigned long long>(base));
+			*status = rpma::GPSPM_OUT_OF_RANGE;
+			return nullptr;
+		}
+		return mr;
+	}
+	RPMA_LOG_ERROR("GPSPM request for rkey %#x: no region with that key offers GPSPM", rkey);
+	*status = rpma::GPSPM_NO_REGION;
+	return nullptr;
+}
+
+uint8_t rpma::gpspm_registry_persist(gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t len)
+{
+	uint8_t status = rpma::GPSPM_OK;
+	pthread_rwlock_rdlock(&r->lock);
+	rpma_mr_local *mr = gpspm_region(r, rkey, raddr, len, &status);
+	if (mr != nullptr && len)
+		mr->persist_range(reinterpret_cast<const void *>(static_cast<uintptr_t>(raddr)),
+				  len);
+	pthread_rwlock_unlock(&r->lock);
+	return status;
+}
+
+uint8_t rpma::gpspm_registry_atomic_write(gpspm_registry *r, uint32_t rkey, uint64_t raddr,
+					  const uint8_t value[8])
+{
+	uint8_t status = rpma::GPSPM_OK;
+	pthread_rwlock_rdlock(&r->lock);
+	rpma_mr_local *mr = gpspm_region(r, rkey, raddr, sizeof(uint64_t), &status);
+	if (mr != nullptr && !(mr->usage & RPMA_MR_USAGE_WRITE_DST)) {
+		RPMA_LOG_ERROR("GPSPM atomic write into a region not registered for remote "
+			       "writes (RPMA_MR_USAGE_WRITE_DST): refused");
+		status = rpma::GPSPM_NOT_WRITABLE;
+	} else if (mr != nullptr && raddr % sizeof(uint64_t)) {
+		RPMA_LOG_ERROR("GPSPM atomic write at %#llx: not 8-byte aligned, refused",
+			       static_cast<unsigned long long>(raddr));
+		status = rpma::GPSPM_MISALIGNED;
+	} else if (mr != nullptr) {
+		/* one aligned store: a reader sees the old word or the new one */
+		uint64_t word;
+		memcpy(&word, value, sizeof(word));
+		__atomic_store_n(reinterpret_cast<uint64_t *>(static_cast<uintptr_t>(raddr)), word,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_rwlock_unlock(&r->lock);
+	return status;
+}
+
 extern "C" {
 
 int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
@@ -180,7 +277,7 @@ int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 
 	/* no GPSPM request may reach the region from now on */
 	if (mr->offers_gpspm())
-		mr->peer->gpspm_withdraw(mr);
+		gpspm_withdraw(&mr->peer->gpspm_regions, mr);
 
 	/* released even when the device keeps the registration, as librpma 1.x did */
 	int ret = 0;
@@ -354,9 +451,9 @@ static int set_persist(rpma_mr_local *mr, rpma_persist_fn *persist,
 		return RPMA_E_INVAL;
 	}
 	if (mr->offers_gpspm())
-		mr->peer->gpspm_withdraw(mr);
+		gpspm_withdraw(&mr->peer->gpspm_regions, mr);
 	if (persist || persist_ctx)
-		mr->peer->gpspm_offer(mr, persist, persist_ctx, ctx);
+		gpspm_offer(&mr->peer->gpspm_regions, mr, persist, persist_ctx, ctx);
 	return 0;
 }
 

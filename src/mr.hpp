@@ -84,6 +84,8 @@ struct rpma_mr_remote {
 namespace rpma
 {
 
+struct gpspm_registry;
+
 /* The ibv access flags a region needs for the given usage on that peer. */
 int usage_to_access(const rpma_peer *peer, int usage);
 
@@ -92,6 +94,20 @@ inline bool range_fits(uint64_t size, size_t offset, size_t len)
 {
 	return offset <= size && len <= size - offset;
 }
+
+/*
+ * Serves a GPSPM request: persists [raddr, raddr + len) of the region with
+ * rkey. Returns the rpma::gpspm_status to answer.
+ */
+uint8_t gpspm_registry_persist(gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t len);
+
+/*
+ * Serves a GPSPM atomic write: stores the 8 bytes of value at raddr of the
+ * region with rkey, as one aligned store (not persisted: as an RDMA write,
+ * it needs a flush). Returns the rpma::gpspm_status.
+ */
+uint8_t gpspm_registry_atomic_write(gpspm_registry *r, uint32_t rkey, uint64_t raddr,
+				    const uint8_t value[8]);
 
 } /* namespace rpma */
 

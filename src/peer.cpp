@@ -9,8 +9,6 @@
 
 #include "conn_cfg.hpp"
 #include "err.hpp"
-#include "gpspm_wire.hpp"
-#include "mr.hpp"
 #include "peer.hpp"
 #include "verbs/verbs.hpp"
 
@@ -67,96 +65,6 @@ int rpma_peer::create_qp(rdma_cm_id *id, const qp_shape &shape, ibv_cq *send_cq,
 	return 0;
 }
 
-void rpma_peer::gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist,
-			    rpma_persist_ctx_fn *persist_ctx, void *ctx)
-{
-	pthread_rwlock_wrlock(&gpspm_lock);
-	mr->persist = persist;
-	mr->persist_ctx = persist_ctx;
-	mr->persist_arg = ctx;
-	mr->gpspm_prev = nullptr;
-	mr->gpspm_next = gpspm_regions;
-	if (gpspm_regions)
-		gpspm_regions->gpspm_prev = mr;
-	gpspm_regions = mr;
-	pthread_rwlock_unlock(&gpspm_lock);
-}
-
-void rpma_peer::gpspm_withdraw(rpma_mr_local *mr)
-{
-	/* waits for a persist of the region in progress */
-	pthread_rwlock_wrlock(&gpspm_lock);
-	if (mr->gpspm_prev)
-		mr->gpspm_prev->gpspm_next = mr->gpspm_next;
-	else
-		gpspm_regions = mr->gpspm_next;
-	if (mr->gpspm_next)
-		mr->gpspm_next->gpspm_prev = mr->gpspm_prev;
-	mr->gpspm_prev = mr->gpspm_next = nullptr;
-	mr->persist = nullptr;
-	mr->persist_ctx = nullptr;
-	mr->persist_arg = nullptr;
-	pthread_rwlock_unlock(&gpspm_lock);
-}
-
-rpma_mr_local *rpma_peer::gpspm_region(uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t *status)
-{
-	for (rpma_mr_local *mr = gpspm_regions; mr != nullptr; mr = mr->gpspm_next) {
-		if (mr->mr->rkey != rkey)
-			continue;
-		const uint64_t base = reinterpret_cast<uintptr_t>(mr->mr->addr);
-		if (!rpma::gpspm_range_inside(base, mr->mr->length, raddr, len)) {
-			RPMA_LOG_ERROR("GPSPM request for %llu bytes at %#llx: outside the region "
-				       "of %zu bytes at %#llx",
-				       static_cast<unsigned long long>(len),
-				       static_cast<unsigned long long>(raddr), mr->mr->length,
-				       static_cast<unsigned long long>(base));
-			*status = rpma::GPSPM_OUT_OF_RANGE;
-			return nullptr;
-		}
-		return mr;
-	}
-	RPMA_LOG_ERROR("GPSPM request for rkey %#x: no region with that key offers GPSPM", rkey);
-	*status = rpma::GPSPM_NO_REGION;
-	return nullptr;
-}
-
-uint8_t rpma_peer::gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len)
-{
-	uint8_t status = rpma::GPSPM_OK;
-	pthread_rwlock_rdlock(&gpspm_lock);
-	rpma_mr_local *mr = gpspm_region(rkey, raddr, len, &status);
-	if (mr != nullptr && len)
-		mr->persist_range(reinterpret_cast<const void *>(static_cast<uintptr_t>(raddr)),
-				  len);
-	pthread_rwlock_unlock(&gpspm_lock);
-	return status;
-}
-
-uint8_t rpma_peer::gpspm_atomic_write(uint32_t rkey, uint64_t raddr, const uint8_t value[8])
-{
-	uint8_t status = rpma::GPSPM_OK;
-	pthread_rwlock_rdlock(&gpspm_lock);
-	rpma_mr_local *mr = gpspm_region(rkey, raddr, sizeof(uint64_t), &status);
-	if (mr != nullptr && !(mr->usage & RPMA_MR_USAGE_WRITE_DST)) {
-		RPMA_LOG_ERROR("GPSPM atomic write into a region not registered for remote "
-			       "writes (RPMA_MR_USAGE_WRITE_DST): refused");
-		status = rpma::GPSPM_NOT_WRITABLE;
-	} else if (mr != nullptr && raddr % sizeof(uint64_t)) {
-		RPMA_LOG_ERROR("GPSPM atomic write at %#llx: not 8-byte aligned, refused",
-			       static_cast<unsigned long long>(raddr));
-		status = rpma::GPSPM_MISALIGNED;
-	} else if (mr != nullptr) {
-		/* one aligned store: a reader sees the old word or the new one */
-		uint64_t word;
-		memcpy(&word, value, sizeof(word));
-		__atomic_store_n(reinterpret_cast<uint64_t *>(static_cast<uintptr_t>(raddr)), word,
-				 __ATOMIC_RELEASE);
-	}
-	pthread_rwlock_unlock(&gpspm_lock);
-	return status;
-}
-
 extern "C" {
 
 int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
@@ -180,8 +88,7 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 
 	peer->context = ibv_ctx;
 	peer->pd = pd;
-	pthread_rwlock_init(&peer->gpspm_lock, nullptr);
-	peer->gpspm_regions = nullptr;
+	gpspm_registry_init(&peer->gpspm_regions);
 	peer->odp_capable = rpma::odp_capable_from(attr);
 	peer->native = rpma::verbs::native_ops(attr);
 	peer->iwarp = ibv_ctx->device && ibv_ctx->device->transport_type == IBV_TRANSPORT_IWARP;
@@ -216,7 +123,7 @@ int rpma_peer_delete(struct rpma_peer **peer_ptr)
 	if (rpma::verbs::dealloc_pd(peer->pd))
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dealloc_pd");
 
-	pthread_rwlock_destroy(&peer->gpspm_lock);
+	gpspm_registry_fini(&peer->gpspm_regions);
 	delete peer;
 	*peer_ptr = nullptr;
 	return ret;

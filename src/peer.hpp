@@ -13,6 +13,8 @@
 
 #include <librpma.h>
 
+#include "gpspm_registry.hpp"
+
 struct rpma_conn_cfg;
 struct rpma_cq;
 struct rpma_mr_local;
@@ -36,14 +38,8 @@ struct rpma_peer {
 	 */
 	uint8_t native;
 
-	/*
-	 * The regions that GPSPM may flush (those with a persist function),
-	 * a list through rpma_mr_local::gpspm_next. Serving a request reads it
-	 * and persists under the read lock, so that a region cannot be
-	 * deregistered (and its memory unmapped) while it is being persisted.
-	 */
-	pthread_rwlock_t gpspm_lock;
-	rpma_mr_local *gpspm_regions;
+	/* the regions that GPSPM may flush: mr.cpp's (gpspm_registry.hpp) */
+	rpma::gpspm_registry gpspm_regions;
 
 	/*
 	 * Creates the RC queue pair of a connection on id. recv_cq receives the
@@ -51,31 +47,6 @@ struct rpma_peer {
 	 */
 	int create_qp(rdma_cm_id *id, const qp_shape &shape, ibv_cq *send_cq, ibv_cq *recv_cq,
 		      ibv_srq *srq) const;
-
-	/* Puts mr on (takes it off) the list of regions GPSPM may flush. */
-	void gpspm_offer(rpma_mr_local *mr, rpma_persist_fn *persist,
-			 rpma_persist_ctx_fn *persist_ctx, void *ctx);
-	void gpspm_withdraw(rpma_mr_local *mr);
-
-	/*
-	 * Serves a GPSPM request: persists [raddr, raddr + len) of the region
-	 * with rkey. Returns the rpma::gpspm_status to answer.
-	 */
-	uint8_t gpspm_persist(uint32_t rkey, uint64_t raddr, uint64_t len);
-
-	/*
-	 * Serves a GPSPM atomic write: stores the 8 bytes of value at raddr of
-	 * the region with rkey, as one aligned store (not persisted: as an
-	 * RDMA write, it needs a flush). Returns the rpma::gpspm_status.
-	 */
-	uint8_t gpspm_atomic_write(uint32_t rkey, uint64_t raddr, const uint8_t value[8]);
-
-      private:
-	/*
-	 * The region with rkey that offers GPSPM, [raddr, raddr + len) inside
-	 * it; NULL with *status saying why not. The read lock must be held.
-	 */
-	rpma_mr_local *gpspm_region(uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t *status);
 };
 
 namespace rpma

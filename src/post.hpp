@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * post.hpp -- building work requests: shared by connections, requests and SRQs
+ * post.hpp -- building work requests: shared by connections, requests, SRQs,
+ * the flush methods and GPSPM
  *
  * Everything here is on the data path: no allocation, no lock, the work
  * request lives on the caller's stack.
@@ -16,9 +17,12 @@
 
 #include "err.hpp"
 #include "mr.hpp"
+#include "verbs/verbs.hpp"
 
 namespace rpma
 {
+
+struct flush_slot;
 
 /*
  * ibv_post_send() and friends return the error number itself: positive on
@@ -107,6 +111,48 @@ inline int remote_range(const rpma_mr_remote *mr, size_t offset, size_t len, uin
 	*raddr = mr->raddr + offset;
 	*rkey = mr->rkey;
 	return 0;
+}
+
+/*
+ * A work request made ready to post, with what it points to: what the
+ * posting calls build on their stack, one per element of a batch. No
+ * constructor: a batch's array is not cleared as a whole; the prepare
+ * functions fill every field they use.
+ */
+constexpr size_t PREPARED_MSG_MAX = 32; /* the inline bytes of a GPSPM request */
+struct prepared_wr {
+	ibv_send_wr wr;
+	ibv_sge sge;
+	flush_slot *slot; /* the flush slot it holds, or NULL */
+	uint8_t msg[PREPARED_MSG_MAX];
+	/*
+	 * A native flush (native.placement set): posted through
+	 * verbs::post_send_ex, as ibv_post_send cannot carry it.
+	 */
+	verbs::native_flush_wr native;
+	/*
+	 * iWARP: a read-after-write flush is followed by a fenced empty write
+	 * (wr.next == &fence), which carries the flush's completion.
+	 */
+	ibv_send_wr fence;
+
+	/* The last work request of this one: the fence, or wr itself. */
+	ibv_send_wr *last()
+	{
+		return wr.next == &fence ? &fence : &wr;
+	}
+};
+
+/* Fills a send work request: the fields every one-sided or send operation sets. */
+inline void send_wr(ibv_send_wr *wr, ibv_sge *sge, int nsge, ibv_wr_opcode opcode,
+		    unsigned send_flags, const void *op_context)
+{
+	*wr = ibv_send_wr{};
+	wr->wr_id = wr_id_of(op_context);
+	wr->sg_list = nsge ? sge : nullptr;
+	wr->num_sge = nsge;
+	wr->opcode = opcode;
+	wr->send_flags = send_flags;
 }
 
 /* A receive work request into [offset, offset + len) of dst. */

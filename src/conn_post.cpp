@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn_post.cpp -- the data path: one-sided operations, messages, atomic
+ * writes, flushes and batches, each one work request list and one doorbell
+ *
+ * Nothing here allocates or takes a lock: the work requests live on the
+ * caller's stack (post.hpp), and the flush slots are claimed lock-free.
+ */
+
+#include <arpa/inet.h>
+#include <cstring>
+
+#include "conn.hpp"
+#include "err.hpp"
+#include "flush.hpp"
+#include "flush_method.hpp"
+#include "gpspm.hpp"
+#include "mr.hpp"
+#include "peer.hpp"
+#include "post.hpp"
+#include "verbs/verbs.hpp"
+
+using namespace rpma;
+
+/* RPMA_GPSPM_THREAD: the library's thread polls the CQ, nothing else may complete there */
+static bool conn_takes_posts(const rpma_conn *conn)
+{
+	if (conn->queues.gpspm_mode != RPMA_GPSPM_THREAD)
+		return true;
+	RPMA_LOG_ERROR("a connection served by a GPSPM thread (RPMA_GPSPM_THREAD) carries "
+		       "nothing else");
+	return false;
+}
+
+/* GPSPM: the receive queues of both sides belong to the library */
+static bool conn_takes_messages(const rpma_conn *conn)
+{
+	if (conn->queues.gpspm_mode == RPMA_GPSPM_DISABLED)
+		return true;
+	RPMA_LOG_ERROR("the receive queues of a GPSPM connection belong to the library: no "
+		       "sends, receives or writes with immediate data");
+	return false;
+}
+
+/*
+ * The one-sided operations: rpma_read, rpma_write and rpma_write_with_imm.
+ * `local` is the read's destination or the write's source.
+ */
+static int one_sided_prepare(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+			     const rpma_mr_remote *remote, size_t remote_offset, size_t len,
+			     unsigned send_flags, ibv_wr_opcode opcode, uint32_t imm,
+			     const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
+{
+	/* both ends are given, or neither (a zero-length operation) */
+	RPMA_CHECK_ARG((local == nullptr) == (remote == nullptr));
+	RPMA_CHECK_ARG(opcode != IBV_WR_RDMA_WRITE_WITH_IMM || conn_takes_messages(conn));
+
+	int nsge = local_sge(local, local_offset, len, sge);
+	if (nsge < 0)
+		return nsge;
+	send_wr(wr, sge, nsge, opcode, send_flags, op_context);
+	int ret =
+	    remote_range(remote, remote_offset, len, &wr->wr.rdma.remote_addr, &wr->wr.rdma.rkey);
+	if (ret)
+		return ret;
+	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wr->imm_data = htonl(imm);
+	return 0;
+}
+
+static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+		     const rpma_mr_remote *remote, size_t remote_offset, size_t len, int flags,
+		     ibv_wr_opcode opcode, uint32_t imm, const void *op_context)
+{
+	unsigned send_flags;
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+
+	ibv_sge sge;
+	ibv_send_wr wr;
+	int ret = one_sided_prepare(conn, local, local_offset, remote, remote_offset, len,
+				    send_flags, opcode, imm, op_context, &wr, &sge);
+	if (ret)
+		return ret;
+	return conn->post_send(&wr);
+}
+
+static int send_prepare(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_t len,
+			unsigned send_flags, ibv_wr_opcode opcode, uint32_t imm,
+			const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
+{
+	RPMA_CHECK_ARG(conn_takes_messages(conn));
+	int nsge = local_sge(src, offset, len, sge);
+	if (nsge < 0)
+		return nsge;
+	send_wr(wr, sge, nsge, opcode, send_flags, op_context);
+	if (opcode == IBV_WR_SEND_WITH_IMM)
+		wr->imm_data = htonl(imm);
+	return 0;
+}
+
+static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_t len,
+		       int flags, ibv_wr_opcode opcode, uint32_t imm, const void *op_context)
+{
+	unsigned send_flags;
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
+
+	ibv_sge sge;
+	ibv_send_wr wr;
+	int ret =
+	    send_prepare(conn, src, offset, len, send_flags, opcode, imm, op_context, &wr, &sge);
+	if (ret)
+		return ret;
+	return conn->post_send(&wr);
+}
+
+/* What the connection knows for choosing a flush method. */
+static flush_capabilities capabilities_of(const rpma_conn *conn)
+{
+	flush_capabilities caps;
+	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
+	caps.gpspm = conn->queues.gpspm != nullptr && gpspm_agreed(conn->queues.gpspm);
+	caps.native =
+	    conn->peer->native & (verbs::NATIVE_FLUSH_GLOBAL | verbs::NATIVE_FLUSH_PERSISTENT);
+	return caps;
+}
+
+/*
+ * Makes a flush of [offset, offset + len) of dst ready to post by the method
+ * the connection agreed for type: claims its slot (and for GPSPM its place
+ * in the flow control). RPMA_E_NOSUPP when no method carries it.
+ */
+static int flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
+			 rpma_flush_type type, unsigned send_flags, const void *op_context,
+			 prepared_wr *p)
+{
+	const char *why = nullptr;
+	conn_flush *flush = conn->queues.flush;
+	p->native.placement = 0;
+	switch (choose_flush_method(capabilities_of(conn), dst, type, &why)) {
+	case RPMA_FLUSH_METHOD_NATIVE:
+		return flush_native_prepare(flush, dst, offset, len, type, send_flags, op_context,
+					    p);
+	case RPMA_FLUSH_METHOD_READ_AFTER_WRITE:
+		return flush_read_after_write_prepare(flush, conn->peer->iwarp, dst, offset, len,
+						      send_flags, op_context, p);
+	case RPMA_FLUSH_METHOD_GPSPM:
+		return gpspm_flush_prepare(conn->queues.gpspm, flush, dst, offset, len, send_flags,
+					   op_context, p);
+	default:
+		RPMA_LOG_ERROR("%s", why);
+		return RPMA_E_NOSUPP;
+	}
+}
+
+/* Gives back what a prepared work request holds, when it was not posted. */
+static void flush_unprepare(rpma_conn *conn, prepared_wr *p)
+{
+	if (p->slot == nullptr)
+		return;
+	if ((p->slot->state.load(std::memory_order_relaxed) & FLUSH_SLOT_GPSPM) &&
+	    conn->queues.gpspm)
+		gpspm_forget(conn->queues.gpspm, 1);
+	conn->queues.flush->release(p->slot);
+	p->slot = nullptr;
+}
+
+/*
+ * The value a C caller stored in an enum field, read as the int it is: an
+ * enum object of C++ holding a value none of its enumerators can reach
+ * must not be read as the enum (undefined behaviour), and the fields of a
+ * batch come from C.
+ */
+template <typename Enum> static int stored_value(const Enum &field)
+{
+	static_assert(sizeof(Enum) == sizeof(int), "C stores an enum as an int");
+	int value;
+	memcpy(&value, &field, sizeof(value));
+	return value;
+}
+
+/* One element of rpma_post_batch(), made ready to post. */
+static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *p)
+{
+	p->slot = nullptr;
+	p->native.placement = 0;
+	unsigned send_flags;
+	RPMA_CHECK_ARG(send_flags_from(op.flags, &send_flags));
+	const int kind = stored_value(op.op);
+	switch (kind) {
+	case RPMA_OP_READ:
+		RPMA_CHECK_ARG(!op.with_imm);
+		return one_sided_prepare(conn, op.local, op.local_offset, op.remote,
+					 op.remote_offset, op.len, send_flags, IBV_WR_RDMA_READ, 0,
+					 op.op_context, &p->wr, &p->sge);
+	case RPMA_OP_WRITE:
+		return one_sided_prepare(
+		    conn, op.local, op.local_offset, op.remote, op.remote_offset, op.len,
+		    send_flags, op.with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+		    op.imm, op.op_context, &p->wr, &p->sge);
+	case RPMA_OP_SEND:
+		RPMA_CHECK_ARG(op.remote == nullptr);
+		return send_prepare(conn, op.local, op.local_offset, op.len, send_flags,
+				    op.with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, op.imm,
+				    op.op_context, &p->wr, &p->sge);
+	case RPMA_OP_FLUSH:
+		RPMA_CHECK_ARG(op.remote != nullptr);
+		RPMA_CHECK_ARG(op.local == nullptr && !op.with_imm);
+		RPMA_CHECK_ARG(stored_value(op.flush_type) == RPMA_FLUSH_TYPE_PERSISTENT ||
+			       stored_value(op.flush_type) == RPMA_FLUSH_TYPE_VISIBILITY);
+		RPMA_CHECK_ARG(range_fits(op.remote->size, op.remote_offset, op.len));
+		return flush_prepare(conn, op.remote, op.remote_offset, op.len, op.flush_type,
+				     send_flags, op.op_context, p);
+	default:
+		RPMA_LOG_ERROR("operation %d cannot be batched: reads, writes, flushes and sends "
+			       "can",
+			       kind);
+		return RPMA_E_INVAL;
+	}
+}
+
+extern "C" {
+
+int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset,
+	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
+	      const void *op_context)
+{
+	return one_sided(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_READ, 0,
+			 op_context);
+}
+
+int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+	       const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+	       const void *op_context)
+{
+	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags, IBV_WR_RDMA_WRITE, 0,
+			 op_context);
+}
+
+int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+			const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+			uint32_t imm, const void *op_context)
+{
+	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
+			 IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
+}
+
+int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+		      const char src[8], int flags, const void *op_context)
+{
+	unsigned send_flags;
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(dst != nullptr);
+	RPMA_CHECK_ARG(src != nullptr);
+	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
+	RPMA_CHECK_ARG(dst_offset % RPMA_ATOMIC_WRITE_ALIGNMENT == 0);
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+
+	uint64_t raddr;
+	uint32_t rkey;
+	int ret = remote_range(dst, dst_offset, RPMA_ATOMIC_WRITE_ALIGNMENT, &raddr, &rkey);
+	if (ret)
+		return ret;
+
+	/*
+	 * A GPSPM flush is done when its answer comes, not when its send
+	 * does: behind one still unanswered, the target's CPU makes the write,
+	 * once it has persisted what came before.
+	 */
+	gpspm_engine *g = conn->queues.gpspm;
+	if (g != nullptr && gpspm_atomic_write_waits(g))
+		return gpspm_atomic_write(g, conn->queues.flush, dst, dst_offset, src, send_flags,
+					  op_context);
+
+	/*
+	 * The fence keeps the write behind the reads (flushes) posted before
+	 * it, so that e.g. a commit flag lands only after the data it covers
+	 * was flushed.
+	 */
+	send_flags |= IBV_SEND_FENCE;
+	/*
+	 * Natively only where both devices have ATOMIC WRITE: a target that
+	 * cannot execute it would fail the request and the connection, where
+	 * the inline write works.
+	 */
+	if ((conn->peer->native & verbs::NATIVE_ATOMIC_WRITE) &&
+	    (remote_flush_methods(dst) & METHOD_NATIVE_ATOMIC_WRITE)) {
+		ret = verbs::post_atomic_write(conn->id->qp, wr_id_of(op_context), send_flags, rkey,
+					       raddr, src);
+		if (ret)
+			return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_wr_atomic_write");
+		return 0;
+	}
+
+	/* an 8-byte aligned write placed by one inline packet is not torn */
+	ibv_sge sge{};
+	sge.addr = reinterpret_cast<uintptr_t>(src);
+	sge.length = RPMA_ATOMIC_WRITE_ALIGNMENT;
+	ibv_send_wr wr;
+	send_wr(&wr, &sge, 1, IBV_WR_RDMA_WRITE, send_flags | IBV_SEND_INLINE, op_context);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return conn->post_send(&wr);
+}
+
+int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset, size_t len,
+	       enum rpma_flush_type type, int flags, const void *op_context)
+{
+	unsigned send_flags;
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(dst != nullptr);
+	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
+	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
+	RPMA_CHECK_ARG(range_fits(dst->size, dst_offset, len));
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+
+	prepared_wr p;
+	int ret = flush_prepare(conn, dst, dst_offset, len, type, send_flags, op_context, &p);
+	if (ret)
+		return ret;
+	if (p.native.placement) {
+		ret = verbs::post_send_ex(conn->id->qp, &p.wr, &p.native);
+		if (ret)
+			ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_wr_flush");
+	} else {
+		ret = conn->post_send(&p.wr);
+	}
+	if (ret)
+		flush_unprepare(conn, &p);
+	return ret;
+}
+
+/*
+ * Posts a prepared batch that holds a native flush: through the ibv_qp_ex
+ * work-request API, which can say what a flush needs and ibv_post_send
+ * cannot. All or nothing, one doorbell.
+ */
+static int post_batch_ex(rpma_conn *conn, prepared_wr *batch, int count, int *failed)
+{
+	verbs::native_flush_wr native[RPMA_BATCH_MAX];
+	for (int i = 0; i < count; i++)
+		native[i] = batch[i].native;
+	int ret = verbs::post_send_ex(conn->id->qp, &batch[0].wr, native);
+	if (ret == 0)
+		return 0;
+	for (int i = 0; i < count; i++)
+		flush_unprepare(conn, &batch[i]);
+	/* ibv_wr_complete() posts nothing when it fails: the batch failed as a whole */
+	if (failed)
+		*failed = 0;
+	return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_wr_complete");
+}
+
+int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int count, int *failed)
+{
+	if (failed)
+		*failed = -1;
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(ops != nullptr);
+	RPMA_CHECK_ARG(count >= 1 && count <= RPMA_BATCH_MAX);
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+
+	/* every element is checked and built before anything is posted */
+	prepared_wr batch[RPMA_BATCH_MAX];
+	bool native = false;
+	for (int i = 0; i < count; i++) {
+		int ret = batch_prepare(conn, ops[i], &batch[i]);
+		if (ret) {
+			/* GPSPM's flow control is no error: take completions, post again */
+			if (ret != RPMA_E_AGAIN)
+				RPMA_LOG_ERROR("batch element %d refused: nothing posted", i);
+			for (int j = 0; j < i; j++)
+				flush_unprepare(conn, &batch[j]);
+			if (failed)
+				*failed = i;
+			return ret;
+		}
+		if (batch[i].native.placement)
+			native = true;
+		if (i)
+			batch[i - 1].last()->next = &batch[i].wr;
+	}
+	if (native)
+		return post_batch_ex(conn, batch, count, failed);
+
+	/* one chain, one doorbell */
+	ibv_send_wr *bad_wr = nullptr;
+	int ret = verbs::post_send(conn->id->qp, &batch[0].wr, &bad_wr);
+	if (ret == 0)
+		return 0;
+	int first_unposted = 0;
+	for (int i = 0; i < count; i++) {
+		/* an element whose fence was not posted did not go as a whole */
+		if (&batch[i].wr == bad_wr || batch[i].last() == bad_wr) {
+			first_unposted = i;
+			break;
+		}
+	}
+	for (int i = first_unposted; i < count; i++)
+		flush_unprepare(conn, &batch[i]);
+	if (failed)
+		*failed = first_unposted;
+	return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
+}
+
+int rpma_conn_get_flush_method(const struct rpma_conn *conn, const struct rpma_mr_remote *dst,
+			       enum rpma_flush_type type, enum rpma_flush_method *method)
+{
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(dst != nullptr);
+	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
+	RPMA_CHECK_ARG(method != nullptr);
+
+	const char *why = nullptr;
+	*method = choose_flush_method(capabilities_of(conn), dst, type, &why);
+	return *method == RPMA_FLUSH_METHOD_NONE ? RPMA_E_NOSUPP : 0;
+}
+
+int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
+	      int flags, const void *op_context)
+{
+	return send_common(conn, src, offset, len, flags, IBV_WR_SEND, 0, op_context);
+}
+
+int rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset,
+		       size_t len, int flags, uint32_t imm, const void *op_context)
+{
+	return send_common(conn, src, offset, len, flags, IBV_WR_SEND_WITH_IMM, imm, op_context);
+}
+
+int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, size_t len,
+	      const void *op_context)
+{
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(conn_takes_messages(conn));
+	ibv_recv_wr wr;
+	ibv_sge sge;
+	int ret = prepare_recv(dst, offset, len, op_context, &wr, &sge);
+	if (ret)
+		return ret;
+	ibv_recv_wr *bad_wr;
+	ret = verbs::post_recv(conn->id->qp, &wr, &bad_wr);
+	if (ret)
+		return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_recv");
+	return 0;
+}
+
+} /* extern "C" */

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cq_take.cpp -- what a connection's completions are for the application:
+ * the library's own work done and dropped, flushes told by their slots,
+ * GPSPM's completions kept in post order
+ */
+
+#include <arpa/inet.h>
+
+#include "cq.hpp"
+#include "err.hpp"
+#include "flush_slots.hpp"
+#include "gpspm.hpp"
+#include "post.hpp"
+
+namespace rpma
+{
+
+void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
+{
+	cmpl->op_context = reinterpret_cast<void *>(static_cast<uintptr_t>(wc.wr_id));
+	cmpl->op_status = wc.status;
+	cmpl->byte_len = 0;
+	cmpl->flags = 0;
+	cmpl->imm = 0;
+	cmpl->op = is_flush ? RPMA_OP_FLUSH : RPMA_OP_READ;
+	/* a flush carries no data; the other fields of a failed completion mean nothing */
+	if (is_flush || wc.status != IBV_WC_SUCCESS)
+		return;
+
+	cmpl->byte_len = wc.byte_len;
+	cmpl->flags = wc.wc_flags;
+	if (wc.wc_flags & IBV_WC_WITH_IMM)
+		cmpl->imm = ntohl(wc.imm_data);
+
+	switch (wc.opcode) {
+	case IBV_WC_RDMA_READ:
+		cmpl->op = RPMA_OP_READ;
+		break;
+	case IBV_WC_RDMA_WRITE:
+#ifdef HAVE_IBV_WC_ATOMIC_WRITE
+	case IBV_WC_ATOMIC_WRITE:
+#endif
+		cmpl->op = RPMA_OP_WRITE;
+		break;
+#ifdef HAVE_IBV_WC_FLUSH
+	case IBV_WC_FLUSH:
+		/* the library's flushes come with is_flush; this is for completeness */
+		cmpl->op = RPMA_OP_FLUSH;
+		break;
+#endif
+	case IBV_WC_SEND:
+		cmpl->op = RPMA_OP_SEND;
+		break;
+	case IBV_WC_RECV:
+		cmpl->op = RPMA_OP_RECV;
+		break;
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		cmpl->op = RPMA_OP_RECV_RDMA_WITH_IMM;
+		break;
+	default:
+		/* nothing the library posts completes with another opcode */
+		RPMA_LOG_WARNING("unexpected completion opcode %d", wc.opcode);
+		cmpl->op_status = IBV_WC_GENERAL_ERR;
+		break;
+	}
+}
+
+} /* namespace rpma */
+
+using namespace rpma;
+
+int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
+{
+	*flushes = 0;
+	if (flush == nullptr)
+		return poll(n, wc); /* receives only: nothing of the library's */
+	completion_out out{ wc, flushes, n, 0 };
+	gpspm_engine *g = gpspm;
+	if (g == nullptr)
+		return take_translated(&out);
+
+	/*
+	 * GPSPM: a request polled by one thread and served by it while
+	 * another polls and serves a later one could be answered second, and
+	 * its initiator would take the later answer for both; and the
+	 * completions held for their turn are handed out in order: one
+	 * poller at a time.
+	 */
+	gpspm_take_begin(g);
+	const int ret = take_ordered(&out);
+	gpspm_take_end(g);
+	return ret;
+}
+
+/*
+ * The completion of the work request that carried a read-after-write or
+ * native flush, as the application sees it: the flush's context, and the
+ * read that librpma 1.x carried every flush with.
+ */
+static void as_flush(const ibv_wc &w, const void *op_context, ibv_wc *out)
+{
+	*out = w;
+	out->wr_id = wr_id_of(op_context);
+	out->opcode = IBV_WC_RDMA_READ;
+}
+
+/* What a polled completion is for the application, GPSPM's own work aside. */
+enum class translated {
+	none,	   /* nothing: the library's own */
+	operation, /* an operation of the application, as polled */
+	flush,	   /* a read-after-write or native flush */
+};
+
+static translated translate(conn_flush *flush, const ibv_wc &w, ibv_wc *c)
+{
+	const void *op_context;
+	flush_slot *slot = flush->slot_of(w.wr_id);
+	if (slot != nullptr) {
+		/*
+		 * A read-after-write flush (IBV_WC_RDMA_READ) or a native one
+		 * (IBV_WC_FLUSH): either shows as the read librpma 1.x carried
+		 * every flush with.
+		 */
+		if (!flush->finish(slot, &op_context))
+			return translated::none;
+		as_flush(w, op_context, c);
+		return translated::flush;
+	}
+	if (unsignaled_flush *u = flush->unsignaled_of(w.wr_id)) {
+		/* an unsignaled flush failed */
+		if (!flush->finish_unsignaled(u, &op_context))
+			return translated::none;
+		as_flush(w, op_context, c);
+		return translated::flush;
+	}
+	*c = w;
+	return translated::operation;
+}
+
+int rpma_cq::take_translated(completion_out *out)
+{
+	while (!out->full()) {
+		const int want = out->n - out->count;
+		ibv_wc *polled = out->wc + out->count;
+		int got = poll(want, polled);
+		if (got < 0)
+			return out->count ? out->count : got;
+
+		/* compacted in place: what is stored never passes the entry being read */
+		for (int i = 0; i < got; i++) {
+			const ibv_wc w = polled[i];
+			ibv_wc c;
+			const translated t = translate(flush, w, &c);
+			if (t != translated::none)
+				out->put(c, t == translated::flush);
+		}
+		if (got < want)
+			break; /* the CQ is empty */
+	}
+	/* the connection is down and drained: what is still in flight never completes */
+	if (!out->full() && flush->orphaned())
+		(void)flush->sweep(out, qp_num); /* no GPSPM: no request to forget */
+	return out->count;
+}
+
+int rpma_cq::poll_ordered(completion_out *out, int max)
+{
+	gpspm_engine *g = gpspm;
+	int polled_total = 0;
+	while (!out->full() || max) {
+		/*
+		 * Through a buffer of its own: an answer can release held
+		 * completions into out faster than entries are read.
+		 */
+		ibv_wc polled[16];
+		const int room = max ? max - polled_total : out->n - out->count;
+		const int want = room < 16 ? room : 16;
+		if (want <= 0)
+			break;
+		int got = poll(want, polled);
+		if (got < 0)
+			return got;
+		polled_total += got;
+
+		for (int i = 0; i < got; i++) {
+			const ibv_wc &w = polled[i];
+			flush_slot *slot = flush->slot_of(w.wr_id);
+			const uint8_t gpspm_request = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
+			if (slot != nullptr && (slot->state.load(std::memory_order_acquire) &
+						gpspm_request) == gpspm_request) {
+				gpspm_request_sent(g, flush, slot, w, out);
+			} else if (g->owns(w.wr_id)) {
+				gpspm_handle(g, flush, w, out);
+			} else {
+				ibv_wc c;
+				const translated t = translate(flush, w, &c);
+				if (t != translated::none)
+					gpspm_deliver(g, c, t == translated::flush, out);
+			}
+		}
+		if (got < want)
+			break; /* the CQ is empty */
+	}
+	return 0;
+}
+
+int rpma_cq::take_ordered(completion_out *out)
+{
+	gpspm_engine *g = gpspm;
+	const bool drained = flush->orphaned();
+	gpspm_release(g, drained, out);
+	const int ret = poll_ordered(out, 0);
+	if (ret < 0 && out->count == 0)
+		return ret;
+	/* the connection is down and drained: what is still in flight never completes */
+	if (!out->full() && drained && !gpspm_holds(g))
+		gpspm_forget(g, flush->sweep(out, qp_num));
+	return out->count;
+}
+
+int rpma_cq::absorb()
+{
+	gpspm_engine *g = gpspm;
+	uint64_t none = 0;
+	completion_out nowhere{ nullptr, &none, 0, 0 };
+	gpspm_take_begin(g);
+	/* every completion taken is held: never more than there is room for */
+	const int room = gpspm_hold_room(g);
+	const int ret = room > 0 ? poll_ordered(&nowhere, room) : 0;
+	gpspm_take_end(g);
+	return ret;
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * flush_slots.hpp -- the flushes of a connection in flight, each named by
+ * the wr_id of its work request, so that its completion is told from the
+ * completions of other operations
+ */
+
+#ifndef RPMA_FLUSH_SLOTS_HPP
+#define RPMA_FLUSH_SLOTS_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <infiniband/verbs.h>
+
+#include "completion.hpp"
+
+struct rpma_peer;
+
+namespace rpma
+{
+
+/* bytes a read-after-write flush reads at most: the size of the sink */
+constexpr size_t FLUSH_SINK_SIZE = 8;
+
+/*
+ * A signaled flush in flight. Its address is the wr_id of the work request
+ * that carries the flush, so that the completion names the flush by itself:
+ * no ordering assumption, no lock, any number of posting and polling
+ * threads.
+ */
+struct flush_slot {
+	const void *op_context;
+	uint32_t seq; /* GPSPM: the request's sequence number */
+	bool signaled;
+	/* GPSPM: the place of its request among those sent (gpspm_engine::requests_sent) */
+	uint64_t sent_index;
+	/* GPSPM: the answer's status, while FLUSH_SLOT_ANSWER_HELD */
+	uint8_t answer_status;
+	/* FLUSH_SLOT_* bits; 0 when free */
+	std::atomic<uint8_t> state{ 0 };
+};
+
+enum flush_slot_state : uint8_t {
+	FLUSH_SLOT_IN_USE = 1 << 0,
+	FLUSH_SLOT_GPSPM = 1 << 1,     /* carried by a GPSPM request (a send) */
+	FLUSH_SLOT_SENT = 1 << 2,      /* GPSPM: the request's send completed */
+	FLUSH_SLOT_COMPLETED = 1 << 3, /* GPSPM: the application has its completion */
+	/*
+	 * Completed by the library when the connection went down (sweep): its
+	 * work request may still be posted, so the slot is never handed out
+	 * again, and a late completion of it is dropped rather than credited
+	 * to another flush.
+	 */
+	FLUSH_SLOT_SWEPT = 1 << 4,
+	/* GPSPM: an atomic write, not a flush (its completion is a write's) */
+	FLUSH_SLOT_WRITE = 1 << 5,
+	/*
+	 * GPSPM: the answer came before the request's own send completion; its
+	 * completion waits for that one, which comes after the completions of
+	 * everything posted before the request (answer_status keeps it)
+	 */
+	FLUSH_SLOT_ANSWER_HELD = 1 << 6,
+};
+
+/*
+ * An unsignaled read-after-write or native flush: its work request
+ * completes only when it fails, and that completion must still say it is
+ * a flush, with the flush's context. pending goes when it is taken, so
+ * that a second completion of the same read (siw's) is dropped.
+ */
+struct unsignaled_flush {
+	const void *op_context;
+	std::atomic<bool> pending{ false };
+};
+
+/*
+ * What a connection needs to flush and to tell flushes apart: the sink of
+ * read-after-write reads (a page of its own: nothing else of the process
+ * shares a page with memory the NIC writes, which keeps fork() harmless),
+ * the slots of signaled flushes in flight and, when the connection carries
+ * GPSPM, the GPSPM requests in flight too. The connection's main CQ
+ * points at it to translate completions.
+ *
+ * Ownership: the table owns a slot's FLUSH_SLOT_IN_USE and
+ * FLUSH_SLOT_SWEPT transitions (claim, release, sweep); from claim to
+ * release the claimer owns the slot's other fields and its kind's bits
+ * (GPSPM: gpspm.hpp).
+ */
+struct conn_flush {
+	/* read-mostly: what every post and every poll reads */
+	flush_slot *slots;
+	uint32_t slots_mask; /* capacity - 1, capacity a power of two */
+	/*
+	 * As many as slots, used round robin: an entry is used again only
+	 * after as many unsignaled flushes as the send queue and the CQ hold
+	 * together were posted, by when the completion of a failed one has
+	 * been taken (or the CQ overflowed).
+	 */
+	unsignaled_flush *unsignaled;
+	uint8_t *sink;
+	ibv_mr *sink_mr;
+
+	/* written by every signaled flush: a cache line of its own */
+	alignas(64) std::atomic<uint32_t> next_slot{ 0 };
+	/* written by every unsignaled read-after-write or native flush */
+	std::atomic<uint32_t> next_unsignaled{ 0 };
+	char pad[64 - 2 * sizeof(std::atomic<uint32_t>)];
+
+	/*
+	 * Set once the connection is down and what the error state flushed
+	 * has had its time: the flushes still in flight then never complete
+	 * by themselves (siw leaves work posted in the error state where it
+	 * is), so the polls that find the CQ empty complete them with
+	 * IBV_WC_WR_FLUSH_ERR.
+	 */
+	std::atomic<bool> sweep_orphans{ false };
+
+	/* The connection is down and drained (conn_events.cpp): sweep from now on. */
+	void mark_orphaned()
+	{
+		sweep_orphans.store(true, std::memory_order_release);
+	}
+	bool orphaned() const
+	{
+		return sweep_orphans.load(std::memory_order_relaxed);
+	}
+
+	/* Takes a free slot; NULL when every slot is in flight. */
+	flush_slot *claim(const void *op_context, bool signaled, uint8_t kind);
+	void release(flush_slot *slot)
+	{
+		slot->state.store(0, std::memory_order_release);
+	}
+
+	/*
+	 * The completion of the read-after-write or native flush that slot
+	 * carried: frees the slot and gives its op_context. False when the
+	 * slot is not in use (a second completion of a flush's read: siw
+	 * flushes a read that is both on its send queue and on its outbound
+	 * read queue from both; or a late one of a flush the library completed
+	 * when the connection went down) or the sweep was first: the
+	 * completion is dropped.
+	 */
+	bool finish(flush_slot *slot, const void **op_context)
+	{
+		uint8_t state = slot->state.load(std::memory_order_acquire);
+		if (!(state & FLUSH_SLOT_IN_USE))
+			return false;
+		*op_context = slot->op_context;
+		return slot->state.compare_exchange_strong(state, 0, std::memory_order_acq_rel);
+	}
+
+	/*
+	 * The failed completion of an unsignaled flush: its op_context, once
+	 * (a second completion of the same read, siw's, is dropped).
+	 */
+	bool finish_unsignaled(unsignaled_flush *u, const void **op_context)
+	{
+		if (!u->pending.exchange(false, std::memory_order_acquire))
+			return false;
+		*op_context = u->op_context;
+		return true;
+	}
+
+	/* The wr_id of an unsignaled flush of op_context, remembered. */
+	uint64_t track_unsignaled(const void *op_context)
+	{
+		const uint32_t index = next_unsignaled.fetch_add(1, std::memory_order_relaxed);
+		unsignaled_flush *u = &unsignaled[index & slots_mask];
+		u->op_context = op_context;
+		u->pending.store(true, std::memory_order_release);
+		return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(u));
+	}
+
+	/* Whether wr_id names an unsignaled flush. */
+	unsignaled_flush *unsignaled_of(uint64_t wr_id) const
+	{
+		return element_named(unsignaled, wr_id);
+	}
+
+	/* Whether wr_id names one of the slots. */
+	flush_slot *slot_of(uint64_t wr_id) const
+	{
+		return element_named(slots, wr_id);
+	}
+
+	/* The element of first[0 .. slots_mask] whose address wr_id is, or NULL. */
+	template <typename T> T *element_named(T *first, uint64_t wr_id) const
+	{
+		const uintptr_t offset =
+		    static_cast<uintptr_t>(wr_id) - reinterpret_cast<uintptr_t>(first);
+		if (offset >= (static_cast<uintptr_t>(slots_mask) + 1) * sizeof(T) ||
+		    offset % sizeof(T) != 0)
+			return nullptr;
+		return reinterpret_cast<T *>(static_cast<uintptr_t>(wr_id));
+	}
+
+	/*
+	 * Completes signaled flushes still in flight with IBV_WC_WR_FLUSH_ERR
+	 * into out, as many as fit, and retires their slots (and the slots of
+	 * unsignaled ones: FLUSH_SLOT_SWEPT). Returns how many GPSPM requests
+	 * without an answer it retired, for GPSPM's flow control.
+	 */
+	uint32_t sweep(completion_out *out, uint32_t qp_num);
+
+	/* Whether a signaled flush is in flight (a scan: for a connection that is down). */
+	bool any_in_flight() const;
+
+	uint64_t wr_id_of(const flush_slot *slot) const
+	{
+		return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot));
+	}
+};
+
+/*
+ * Creates what a connection on peer needs to flush, with room for
+ * max_in_flight signaled flushes.
+ */
+int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_ptr);
+int conn_flush_delete(conn_flush **flush_ptr);
+
+} /* namespace rpma */
+
+#endif /* RPMA_FLUSH_SLOTS_HPP */
