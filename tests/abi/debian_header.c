@@ -53,9 +53,18 @@ int main(void)
 	CHECK(rpma_peer_cfg_get_descriptor(pcfg, desc) == 0 && desc[0] == 1);
 	CHECK(rpma_peer_cfg_delete(&pcfg) == 0);
 
-	/* a region descriptor as a librpma 1.x peer writes it */
-	unsigned char mr_desc[21] = { 0x00, 0x10, 0, 0, 0, 0, 0, 0, 0x00, 0x20, 0, 0, 0, 0, 0, 0,
-				      0x78, 0x56, 0x34, 0x12, RPMA_MR_USAGE_WRITE_DST };
+	/*
+	 * a region descriptor as a librpma 1.x peer writes it, a row per field
+	 * (clang-format would lay the bytes out in columns of its own)
+	 */
+	/* clang-format off */
+	unsigned char mr_desc[21] = {
+		0x00, 0x10, 0, 0, 0, 0, 0, 0,	/* address 0x1000 */
+		0x00, 0x20, 0, 0, 0, 0, 0, 0,	/* length 0x2000 */
+		0x78, 0x56, 0x34, 0x12,		/* rkey 0x12345678 */
+		RPMA_MR_USAGE_WRITE_DST		/* usage */
+	};
+	/* clang-format on */
 	struct rpma_mr_remote *mr = NULL;
 	CHECK(rpma_mr_remote_from_descriptor(mr_desc, sizeof(mr_desc), &mr) == 0);
 	CHECK(rpma_mr_remote_get_size(mr, &desc_size) == 0 && desc_size == 0x2000);

@@ -21,7 +21,8 @@
 #include "fake_verbs.h"
 #include "harness.hpp"
 
-namespace {
+namespace
+{
 
 using namespace std::chrono_literals;
 
@@ -77,14 +78,13 @@ struct fixture {
 		peer = std::move(*p);
 		auto m = rpma::mr_local::reg(peer, buf, sizeof(buf),
 					     rpma::usage::write_src | rpma::usage::read_dst |
-						     rpma::usage::send | rpma::usage::recv);
+						 rpma::usage::send | rpma::usage::recv);
 		if (!m)
 			return false;
 		mr = std::move(*m);
-		auto r = rpma::mr_remote::from_descriptor(
-			mr_descriptor(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-				      RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-				      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT));
+		auto r = rpma::mr_remote::from_descriptor(mr_descriptor(
+		    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+		    RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT));
 		if (!r)
 			return false;
 		remote = std::move(*r);
@@ -109,8 +109,8 @@ void write_forwards_its_arguments()
 {
 	fixture fx;
 	CHECK(fx.open());
-	rpma::result<void> r = fx.conn.write(fx.remote, 64, fx.mr, 16, 32,
-					     rpma::flag::completion_always, ctx(1));
+	rpma::result<void> r =
+	    fx.conn.write(fx.remote, 64, fx.mr, 16, 32, rpma::flag::completion_always, ctx(1));
 	CHECK(r);
 	CHECK(fake_verbs_sends() == 1);
 	const fake_send_record *s = fake_verbs_send(0);
@@ -185,7 +185,7 @@ void flush_and_atomic_write()
 	CHECK(fake_verbs_sends() + fake_verbs_calls(FAKE_POST_ATOMIC_WRITE) == before + 1);
 	const char eight[RPMA_ATOMIC_WRITE_ALIGNMENT] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 	rpma::result<void> unaligned =
-		fx.conn.atomic_write(fx.remote, 3, eight, rpma::flag::completion_always, ctx(10));
+	    fx.conn.atomic_write(fx.remote, 3, eight, rpma::flag::completion_always, ctx(10));
 	CHECK(unaligned.error() == rpma::errc::inval);
 }
 
@@ -420,7 +420,8 @@ void descriptors_round_trip()
 	CHECK(desc[20] ==
 	      std::byte{ RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT });
 
-	auto remote = rpma::mr_remote::from_descriptor(rpma::span<const std::byte>(desc).first(*size));
+	auto remote =
+	    rpma::mr_remote::from_descriptor(rpma::span<const std::byte>(desc).first(*size));
 	CHECK(remote);
 	CHECK(remote->get_size().value_or(0) == sizeof(buf));
 	auto flush_type = remote->get_flush_type();
@@ -437,8 +438,8 @@ void descriptors_round_trip()
 	auto pwritten = pcfg->get_descriptor(pdesc);
 	CHECK(pwritten && *pwritten == *pcfg_size);
 	CHECK(pcfg->get_descriptor(rpma::span<std::byte>()).error() == rpma::errc::inval);
-	auto decoded = rpma::peer_cfg::from_descriptor(
-		rpma::span<const std::byte>(pdesc, *pwritten));
+	auto decoded =
+	    rpma::peer_cfg::from_descriptor(rpma::span<const std::byte>(pdesc, *pwritten));
 	CHECK(decoded && decoded->get_direct_write_to_pmem().value_or(false));
 }
 
@@ -567,8 +568,7 @@ void versioned_descriptors_and_gpspm_cfg()
 	      pdesc[4] == std::byte{ 20 });
 	CHECK(pcfg->get_versioned_descriptor(*cfg, rpma::span<std::byte>(pdesc, 5)).error() ==
 	      rpma::errc::inval);
-	CHECK(pcfg->get_versioned_descriptor(rpma::span<std::byte>()).error() ==
-	      rpma::errc::inval);
+	CHECK(pcfg->get_versioned_descriptor(rpma::span<std::byte>()).error() == rpma::errc::inval);
 	auto decoded = rpma::peer_cfg::from_descriptor(rpma::span<const std::byte>(pdesc, 6));
 	CHECK(decoded && decoded->get_direct_write_to_pmem().value_or(false));
 }
@@ -583,10 +583,10 @@ void flush_method_agreement()
 
 	/* the target: a region offering read-after-write and GPSPM, 4 requests at a time */
 	char target_buf[256];
-	auto target_mr = rpma::mr_local::reg(fx.peer, target_buf, sizeof(target_buf),
-					     rpma::usage::write_dst |
-						     rpma::usage::flush_type_visibility |
-						     rpma::usage::flush_type_persistent);
+	auto target_mr =
+	    rpma::mr_local::reg(fx.peer, target_buf, sizeof(target_buf),
+				rpma::usage::write_dst | rpma::usage::flush_type_visibility |
+				    rpma::usage::flush_type_persistent);
 	CHECK(target_mr && target_mr->set_persist_fn(persist_nothing));
 	std::byte desc[25];
 	CHECK(target_mr->get_versioned_descriptor(desc));
@@ -604,12 +604,12 @@ void flush_method_agreement()
 	auto none = fx.conn.get_flush_method(*dst, rpma::flush_type::persistent);
 	CHECK(!none && none.error() == rpma::errc::nosupp);
 	CHECK(fx.conn.get_flush_method(*dst, rpma::flush_type::visibility)
-		      .value_or(rpma::flush_method::none) == rpma::flush_method::read_after_write);
+		  .value_or(rpma::flush_method::none) == rpma::flush_method::read_after_write);
 
 	auto offer = rpma::peer_cfg::from_descriptor(pdesc);
 	CHECK(offer && fx.conn.apply_remote_peer_cfg(*offer));
 	CHECK(fx.conn.get_flush_method(*dst, rpma::flush_type::persistent)
-		      .value_or(rpma::flush_method::none) == rpma::flush_method::gpspm);
+		  .value_or(rpma::flush_method::none) == rpma::flush_method::gpspm);
 
 	/* a GPSPM flush is a 32-byte request; the target takes 4 at a time */
 	for (unsigned i = 0; i < 4; i++) {
@@ -631,7 +631,7 @@ void flush_method_agreement()
 	auto direct = rpma::peer_cfg::from_descriptor(pdesc);
 	CHECK(direct && fx.conn.apply_remote_peer_cfg(*direct));
 	CHECK(fx.conn.get_flush_method(*dst, rpma::flush_type::persistent)
-		      .value_or(rpma::flush_method::none) == rpma::flush_method::read_after_write);
+		  .value_or(rpma::flush_method::none) == rpma::flush_method::read_after_write);
 	unsigned before = fake_verbs_sends();
 	CHECK(fx.conn.flush(*dst, 0, 64, rpma::flush_type::persistent,
 			    rpma::flag::completion_always, ctx(25)));
@@ -749,9 +749,9 @@ void post_batch_takes_any_sequence()
 	CHECK(pcfg && pcfg->set_direct_write_to_pmem(true));
 	CHECK(fx.conn.apply_remote_peer_cfg(*pcfg));
 	rpma::batch_result listed = fx.conn.post_batch(
-		{ rpma::batch::write(fx.remote, 0, fx.mr, 0, 64, rpma::flag::completion_on_error),
-		  rpma::batch::flush(fx.remote, 0, 64, rpma::flush_type::persistent,
-				     rpma::flag::completion_always, ctx(1)) });
+	    { rpma::batch::write(fx.remote, 0, fx.mr, 0, 64, rpma::flag::completion_on_error),
+	      rpma::batch::flush(fx.remote, 0, 64, rpma::flush_type::persistent,
+				 rpma::flag::completion_always, ctx(1)) });
 	CHECK(listed && listed.failed() == -1);
 	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 1 && fake_verbs_sends() == 2);
 	CHECK(flush_completes_as(fx, 1, ctx(1)));
@@ -856,7 +856,7 @@ void post_batch_provider_failure_mid_chain()
 
 	/* the elements not posted hold nothing: they go out on their own */
 	rpma::span<const rpma_batch_op> rest =
-		rpma::span<const rpma_batch_op>(ops).subspan(static_cast<std::size_t>(r.failed()));
+	    rpma::span<const rpma_batch_op>(ops).subspan(static_cast<std::size_t>(r.failed()));
 	rpma::batch_result again = fx.conn.post_batch(rest);
 	CHECK(again && again.failed() == -1);
 	CHECK(fake_verbs_sends() == 4);

@@ -23,8 +23,10 @@
 
 /* ------------------------------------------------------------------ tracker */
 
-namespace tracker {
-namespace {
+namespace tracker
+{
+namespace
+{
 
 struct state {
 	std::map<const void *, kind> objects;
@@ -215,8 +217,7 @@ int __real_rpma_conn_cfg_delete(rpma_conn_cfg **);
 int __real_rpma_conn_req_new(rpma_peer *, const char *, const char *, const rpma_conn_cfg *,
 			     rpma_conn_req **);
 int __real_rpma_conn_req_delete(rpma_conn_req **);
-int __real_rpma_conn_req_connect(rpma_conn_req **, const rpma_conn_private_data *,
-				 rpma_conn **);
+int __real_rpma_conn_req_connect(rpma_conn_req **, const rpma_conn_private_data *, rpma_conn **);
 int __real_rpma_conn_delete(rpma_conn **);
 int __real_rpma_ep_listen(rpma_peer *, const char *, const char *, rpma_ep **);
 int __real_rpma_ep_next_conn_req(rpma_ep *, const rpma_conn_cfg *, rpma_conn_req **);
@@ -268,9 +269,8 @@ int __wrap_rpma_peer_cfg_new(rpma_peer_cfg **ptr)
 
 int __wrap_rpma_peer_cfg_from_descriptor(const void *desc, size_t size, rpma_peer_cfg **ptr)
 {
-	return tracked_new(tracker::K_PEER_CFG, ptr, [&] {
-		return __real_rpma_peer_cfg_from_descriptor(desc, size, ptr);
-	});
+	return tracked_new(tracker::K_PEER_CFG, ptr,
+			   [&] { return __real_rpma_peer_cfg_from_descriptor(desc, size, ptr); });
 }
 
 int __wrap_rpma_peer_cfg_delete(rpma_peer_cfg **ptr)
@@ -291,9 +291,8 @@ int __wrap_rpma_mr_dereg(rpma_mr_local **ptr)
 
 int __wrap_rpma_mr_remote_from_descriptor(const void *desc, size_t size, rpma_mr_remote **ptr)
 {
-	return tracked_new(tracker::K_MR_REMOTE, ptr, [&] {
-		return __real_rpma_mr_remote_from_descriptor(desc, size, ptr);
-	});
+	return tracked_new(tracker::K_MR_REMOTE, ptr,
+			   [&] { return __real_rpma_mr_remote_from_descriptor(desc, size, ptr); });
 }
 
 int __wrap_rpma_mr_remote_delete(rpma_mr_remote **ptr)
@@ -314,9 +313,8 @@ int __wrap_rpma_conn_cfg_delete(rpma_conn_cfg **ptr)
 int __wrap_rpma_conn_req_new(rpma_peer *peer, const char *addr, const char *port,
 			     const rpma_conn_cfg *cfg, rpma_conn_req **ptr)
 {
-	return tracked_new(tracker::K_CONN_REQ, ptr, [&] {
-		return __real_rpma_conn_req_new(peer, addr, port, cfg, ptr);
-	});
+	return tracked_new(tracker::K_CONN_REQ, ptr,
+			   [&] { return __real_rpma_conn_req_new(peer, addr, port, cfg, ptr); });
 }
 
 int __wrap_rpma_conn_req_delete(rpma_conn_req **ptr)
@@ -335,8 +333,8 @@ int __wrap_rpma_conn_req_connect(rpma_conn_req **req_ptr, const rpma_conn_privat
 		tracker::violation("conn_req %p connected but not alive", static_cast<void *>(req));
 		return RPMA_E_INVAL;
 	}
-	int ret = tracker::inside(
-		[&] { return __real_rpma_conn_req_connect(req_ptr, pdata, conn_ptr); });
+	int ret =
+	    tracker::inside([&] { return __real_rpma_conn_req_connect(req_ptr, pdata, conn_ptr); });
 	if (req != nullptr && *req_ptr != req)
 		tracker::gone(req);
 	if (ret == 0 && conn_ptr != nullptr)
@@ -378,7 +376,8 @@ int __wrap_rpma_srq_cfg_delete(rpma_srq_cfg **ptr)
 
 int __wrap_rpma_srq_new(rpma_peer *peer, rpma_srq_cfg *cfg, rpma_srq **ptr)
 {
-	return tracked_new(tracker::K_SRQ, ptr, [&] { return __real_rpma_srq_new(peer, cfg, ptr); });
+	return tracked_new(tracker::K_SRQ, ptr,
+			   [&] { return __real_rpma_srq_new(peer, cfg, ptr); });
 }
 
 int __wrap_rpma_srq_delete(rpma_srq **ptr)
@@ -390,8 +389,10 @@ int __wrap_rpma_srq_delete(rpma_srq **ptr)
 
 /* ------------------------------------------------------------------ runner */
 
-namespace harness {
-namespace {
+namespace harness
+{
+namespace
+{
 
 int case_failures;
 

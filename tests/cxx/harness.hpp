@@ -20,7 +20,8 @@
 
 #include <cstddef>
 
-namespace tracker {
+namespace tracker
+{
 
 enum kind {
 	K_PEER,
@@ -56,7 +57,8 @@ const char *last_violation();
 
 } /* namespace tracker */
 
-namespace harness {
+namespace harness
+{
 
 void check_failed(const char *file, int line, const char *what);
 /* the number of failed checks in the current case so far */
@@ -87,10 +89,7 @@ int run(const test_case *cases, std::size_t count);
 			harness::check_failed(__FILE__, __LINE__, #cond);                          \
 	} while (0)
 
-#define TEST_CASE(fn)                                                                              \
-	harness::test_case                                                                         \
-	{                                                                                          \
-		#fn, fn                                                                            \
-	}
+/* a case named after its function (in parentheses: clang-format takes the braces for a block) */
+#define TEST_CASE(fn) (harness::test_case{ #fn, fn })
 
 #endif /* RPMA_CXX_HARNESS_HPP */

@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace
+{
 
 /* ---- what the types promise, checked at compile time ---- */
 
@@ -26,8 +27,7 @@ template <class T> constexpr bool owner_traits()
 	       std::is_nothrow_move_assignable<T>::value &&
 	       std::is_nothrow_destructible<T>::value &&
 	       std::is_nothrow_default_constructible<T>::value &&
-	       !std::is_convertible<typename T::pointer, T>::value &&
-	       sizeof(T) == sizeof(void *);
+	       !std::is_convertible<typename T::pointer, T>::value && sizeof(T) == sizeof(void *);
 }
 
 static_assert(owner_traits<rpma::peer>(), "peer");
@@ -51,41 +51,41 @@ static_assert(std::is_trivially_copyable<rpma::result<rpma_completion>>::value,
 static_assert(std::is_trivially_copyable<rpma::result<rpma::cq>>::value, "result<cq>");
 static_assert(!std::is_copy_constructible<rpma::result<rpma::conn>>::value,
 	      "a result holding an owner is move-only");
-static_assert(std::is_nothrow_move_constructible<rpma::result<rpma::conn>>::value,
-	      "result<conn>");
+static_assert(std::is_nothrow_move_constructible<rpma::result<rpma::conn>>::value, "result<conn>");
 
 static_assert(std::is_error_code_enum<rpma::errc>::value, "errc converts to error_code");
 
 /* an error goes from any result to any other as it is */
-static_assert(std::is_same<decltype(std::declval<rpma::result<int> &>().error()),
-			   rpma::error>::value,
-	      "error() is an rpma::error");
+static_assert(
+    std::is_same<decltype(std::declval<rpma::result<int> &>().error()), rpma::error>::value,
+    "error() is an rpma::error");
 static_assert(std::is_convertible<rpma::error, rpma::result<rpma::conn>>::value &&
-	      std::is_convertible<rpma::error, rpma::result<void>>::value &&
-	      std::is_convertible<rpma::error, std::error_code>::value,
+		  std::is_convertible<rpma::error, rpma::result<void>>::value &&
+		  std::is_convertible<rpma::error, std::error_code>::value,
 	      "an rpma::error makes any result, and is a std::error_code");
 static_assert(!std::is_convertible<std::error_code, rpma::result<int>>::value &&
-	      !std::is_convertible<std::error_code, rpma::error>::value,
+		  !std::is_convertible<std::error_code, rpma::error>::value,
 	      "an error_code of another category cannot pass for an rpma error");
 static_assert(!std::is_convertible<int, rpma::error>::value, "a C return code is made explicit");
 
 /* `if (r)` is the success, except for a result<bool>: there it would read as the answer */
 static_assert(std::is_constructible<bool, rpma::result<int>>::value &&
-	      std::is_constructible<bool, rpma::result<void>>::value &&
-	      !std::is_convertible<rpma::result<int>, bool>::value,
+		  std::is_constructible<bool, rpma::result<void>>::value &&
+		  !std::is_convertible<rpma::result<int>, bool>::value,
 	      "a result tests as its success");
 static_assert(!std::is_constructible<bool, rpma::result<bool>>::value &&
-	      !std::is_constructible<bool, const rpma::result<bool> &>::value,
+		  !std::is_constructible<bool, const rpma::result<bool> &>::value,
 	      "a result<bool> does not test as a bool");
 
 /* value() throws exactly when there are exceptions to throw */
 #if defined(__cpp_exceptions)
 static_assert(!noexcept(std::declval<rpma::result<int> &>().value()) &&
-	      !noexcept(std::declval<rpma::result<void> &>().value()),
+		  !noexcept(std::declval<rpma::result<void> &>().value()),
 	      "value() throws std::system_error");
 #else
-static_assert(noexcept(std::declval<rpma::result<int> &>().value()) &&
-	      noexcept(std::declval<rpma::result<void> &>().value()),
+/* each noexcept() in parentheses: clang-format takes "&& noexcept" for a declarator */
+static_assert((noexcept(std::declval<rpma::result<int> &>().value())) &&
+		  (noexcept(std::declval<rpma::result<void> &>().value())),
 	      "value() aborts");
 #endif
 
@@ -96,16 +96,15 @@ template <class R>
 struct arrow_works<R, std::void_t<decltype(std::declval<R>().operator->())>> : std::true_type {
 };
 static_assert(arrow_works<rpma::result<rpma_completion> &>::value &&
-	      arrow_works<const rpma::result<rpma_completion> &>::value,
+		  arrow_works<const rpma::result<rpma_completion> &>::value,
 	      "-> of a named result");
 static_assert(!arrow_works<rpma::result<rpma_completion>>::value &&
-	      !arrow_works<rpma::result<rpma::conn>>::value,
+		  !arrow_works<rpma::result<rpma::conn>>::value,
 	      "no -> of a temporary result");
-static_assert(std::is_same<decltype(*std::declval<rpma::result<rpma::conn>>()),
-			   rpma::conn>::value &&
-	      std::is_same<decltype(std::declval<rpma::result<rpma::conn>>().value()),
-			   rpma::conn>::value,
-	      "* and value() of a temporary result move the value out");
+static_assert(
+    std::is_same<decltype(*std::declval<rpma::result<rpma::conn>>()), rpma::conn>::value &&
+	std::is_same<decltype(std::declval<rpma::result<rpma::conn>>().value()), rpma::conn>::value,
+    "* and value() of a temporary result move the value out");
 static_assert(static_cast<int>(rpma::errc::no_completion) == RPMA_E_NO_COMPLETION, "values");
 static_assert(rpma::errc_name(RPMA_E_NOT_SHARED_CHNL) != nullptr, "names");
 static_assert(rpma::errc_name(0) == nullptr, "0 is no RPMA_E_* code");
@@ -120,70 +119,76 @@ template <class From, class T> constexpr bool makes_span()
 {
 	return std::is_convertible<From, rpma::span<T>>::value;
 }
-static_assert(makes_span<std::vector<int> &, int>() && makes_span<std::vector<int> &, const int>() &&
-	      makes_span<const std::vector<int> &, const int>() &&
-	      makes_span<std::array<int, 4> &, int>() && makes_span<int (&)[4], int>() &&
-	      makes_span<std::string &, char>() && makes_span<const std::string &, const char>() &&
-	      makes_span<std::vector<std::byte> &, const std::byte>(),
+static_assert(makes_span<std::vector<int> &, int>() &&
+		  makes_span<std::vector<int> &, const int>() &&
+		  makes_span<const std::vector<int> &, const int>() &&
+		  makes_span<std::array<int, 4> &, int>() && makes_span<int (&)[4], int>() &&
+		  makes_span<std::string &, char>() &&
+		  makes_span<const std::string &, const char>() &&
+		  makes_span<std::vector<std::byte> &, const std::byte>(),
 	      "from contiguous containers and arrays");
 static_assert(!makes_span<const std::vector<int> &, int>() &&
-	      !makes_span<std::vector<long> &, long long>() && !makes_span<std::vector<int> &, long>() &&
-	      !makes_span<std::vector<char> &, std::byte>() && !makes_span<int *, int>(),
+		  !makes_span<std::vector<long> &, long long>() &&
+		  !makes_span<std::vector<int> &, long>() &&
+		  !makes_span<std::vector<char> &, std::byte>() && !makes_span<int *, int>(),
 	      "not from const elements, other element types or a bare pointer");
 static_assert(!makes_span<std::vector<int>, int>() && makes_span<std::vector<int>, const int>() &&
-	      !makes_span<std::string, char>() && makes_span<std::string, const char>(),
+		  !makes_span<std::string, char>() && makes_span<std::string, const char>(),
 	      "a temporary container only for const elements, as std::span");
 static_assert(std::is_constructible<rpma::span<int>, int *, std::size_t>::value,
 	      "from a pointer and a size, explicitly");
 
 /* one type in every standard: a function that takes one keeps its signature */
-static_assert(std::is_class<rpma::span<int>>::value && sizeof(rpma::span<int>) == 2 * sizeof(void *),
+static_assert(std::is_class<rpma::span<int>>::value &&
+		  sizeof(rpma::span<int>) == 2 * sizeof(void *),
 	      "rpma::span is its own class");
 #ifdef RPMA_HPP_STD_SPAN
 static_assert(!std::is_same<rpma::span<int>, std::span<int>>::value, "not std::span");
 static_assert(makes_span<std::span<int>, int>() && makes_span<std::span<int, 3>, int>() &&
-	      makes_span<std::span<int>, const int>() && !makes_span<std::span<const int>, int>(),
+		  makes_span<std::span<int>, const int>() &&
+		  !makes_span<std::span<const int>, int>(),
 	      "from std::span, a temporary one too");
 static_assert(std::is_convertible<rpma::span<int>, std::span<int>>::value &&
-	      std::is_convertible<rpma::span<int>, std::span<const int>>::value &&
-	      std::is_convertible<rpma::span<int> &, std::span<int>>::value &&
-	      !std::is_convertible<rpma::span<const int>, std::span<int>>::value,
+		  std::is_convertible<rpma::span<int>, std::span<const int>>::value &&
+		  std::is_convertible<rpma::span<int> &, std::span<int>>::value &&
+		  !std::is_convertible<rpma::span<const int>, std::span<int>>::value,
 	      "to std::span");
 #endif
 
 /* the C constants as scoped enums, of the same values */
 static_assert(!std::is_convertible<rpma::usage, int>::value &&
-	      !std::is_convertible<int, rpma::usage>::value &&
-	      !std::is_convertible<rpma::flag, int>::value &&
-	      !std::is_convertible<rpma::flush_type, rpma_flush_type>::value,
+		  !std::is_convertible<int, rpma::usage>::value &&
+		  !std::is_convertible<rpma::flag, int>::value &&
+		  !std::is_convertible<rpma::flush_type, rpma_flush_type>::value,
 	      "scoped enums");
 static_assert(static_cast<int>(rpma::usage::read_src) == RPMA_MR_USAGE_READ_SRC &&
-	      static_cast<int>(rpma::usage::read_dst) == RPMA_MR_USAGE_READ_DST &&
-	      static_cast<int>(rpma::usage::write_src) == RPMA_MR_USAGE_WRITE_SRC &&
-	      static_cast<int>(rpma::usage::write_dst) == RPMA_MR_USAGE_WRITE_DST &&
-	      static_cast<int>(rpma::usage::flush_type_visibility) ==
+		  static_cast<int>(rpma::usage::read_dst) == RPMA_MR_USAGE_READ_DST &&
+		  static_cast<int>(rpma::usage::write_src) == RPMA_MR_USAGE_WRITE_SRC &&
+		  static_cast<int>(rpma::usage::write_dst) == RPMA_MR_USAGE_WRITE_DST &&
+		  static_cast<int>(rpma::usage::flush_type_visibility) ==
 		      RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY &&
-	      static_cast<int>(rpma::usage::flush_type_persistent) ==
+		  static_cast<int>(rpma::usage::flush_type_persistent) ==
 		      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT &&
-	      static_cast<int>(rpma::usage::send) == RPMA_MR_USAGE_SEND &&
-	      static_cast<int>(rpma::usage::recv) == RPMA_MR_USAGE_RECV,
+		  static_cast<int>(rpma::usage::send) == RPMA_MR_USAGE_SEND &&
+		  static_cast<int>(rpma::usage::recv) == RPMA_MR_USAGE_RECV,
 	      "usage bits");
 static_assert(static_cast<int>(rpma::flag::completion_on_error) == RPMA_F_COMPLETION_ON_ERROR &&
-	      static_cast<int>(rpma::flag::completion_always) == RPMA_F_COMPLETION_ALWAYS,
+		  static_cast<int>(rpma::flag::completion_always) == RPMA_F_COMPLETION_ALWAYS,
 	      "completion flags");
 static_assert(static_cast<int>(rpma::flush_type::persistent) == RPMA_FLUSH_TYPE_PERSISTENT &&
-	      static_cast<int>(rpma::flush_type::visibility) == RPMA_FLUSH_TYPE_VISIBILITY,
+		  static_cast<int>(rpma::flush_type::visibility) == RPMA_FLUSH_TYPE_VISIBILITY,
 	      "flush types");
 
 /* usage bits combine, at compile time */
 constexpr rpma::usage rw = rpma::usage::read_src | rpma::usage::write_dst;
 static_assert(static_cast<int>(rw) == (RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST), "|");
 static_assert((rw & rpma::usage::write_dst) == rpma::usage::write_dst &&
-	      (rw & rpma::usage::send) == rpma::usage{}, "&");
+		  (rw & rpma::usage::send) == rpma::usage{},
+	      "&");
 static_assert((rw ^ rpma::usage::read_src) == rpma::usage::write_dst, "^");
 static_assert((rw & ~rpma::usage::read_src) == rpma::usage::write_dst, "~");
 static_assert(rpma::has(rw, rpma::usage::read_src) && rpma::has(rw, rw) &&
-	      !rpma::has(rw, rpma::usage::read_src | rpma::usage::send),
+		  !rpma::has(rw, rpma::usage::read_src | rpma::usage::send),
 	      "has: every bit asked for");
 constexpr rpma::usage compound()
 {
@@ -199,11 +204,10 @@ static_assert(compound() == (rpma::usage::recv | rpma::usage::read_dst), "|=, &=
 template <class E, class = void> struct combines : std::false_type {
 };
 template <class E>
-struct combines<E, std::void_t<decltype(std::declval<E>() | std::declval<E>())>>
-    : std::true_type {
+struct combines<E, std::void_t<decltype(std::declval<E>() | std::declval<E>())>> : std::true_type {
 };
 static_assert(combines<rpma::usage>::value && !combines<rpma::flag>::value &&
-	      !combines<rpma::flush_type>::value && !combines<rpma::errc>::value,
+		  !combines<rpma::flush_type>::value && !combines<rpma::errc>::value,
 	      "bitmask operators only where bits combine");
 
 /* times are durations: a bare number does not say its unit */
@@ -214,11 +218,11 @@ template <class Arg, class = void> struct waits_with : std::false_type {
 };
 template <class Arg>
 struct waits_with<Arg, std::void_t<decltype(std::declval<const rpma::cq &>().wait_completion(
-			       std::declval<Arg>()))>> : std::true_type {
+			   std::declval<Arg>()))>> : std::true_type {
 };
 static_assert(waits_with<std::chrono::milliseconds>::value &&
-	      waits_with<std::chrono::seconds>::value && !waits_with<int>::value &&
-	      !waits_with<std::chrono::microseconds>::value,
+		  waits_with<std::chrono::seconds>::value && !waits_with<int>::value &&
+		  !waits_with<std::chrono::microseconds>::value,
 	      "wait_completion takes whole milliseconds or coarser");
 static_assert(rpma::default_timeout.count() == RPMA_DEFAULT_TIMEOUT_MS, "default timeout");
 
@@ -231,13 +235,13 @@ static_assert(rpma::default_timeout.count() == RPMA_DEFAULT_TIMEOUT_MS, "default
 template <class T> T &lvalue();
 /* name<T>::value: whether the call compiles, T the type of the argument under test */
 #define RPMA_CALL(name, ...)                                                                       \
-	template <class T, class = void> struct name : std::false_type {                            \
+	template <class T, class = void> struct name : std::false_type {                           \
 	};                                                                                         \
-	template <class T> struct name<T, std::void_t<decltype(__VA_ARGS__)>> : std::true_type {    \
+	template <class T> struct name<T, std::void_t<decltype(__VA_ARGS__)>> : std::true_type {   \
 	};
 RPMA_CALL(reg_ptr, rpma::mr_local::reg(std::declval<T>(), nullptr, 0, rpma::usage::read_src))
-RPMA_CALL(reg_span, rpma::mr_local::reg(std::declval<T>(), rpma::span<std::byte>(),
-					rpma::usage::read_src))
+RPMA_CALL(reg_span,
+	  rpma::mr_local::reg(std::declval<T>(), rpma::span<std::byte>(), rpma::usage::read_src))
 RPMA_CALL(listen, rpma::ep::listen(std::declval<T>(), "", ""))
 RPMA_CALL(req_create, rpma::conn_req::create(std::declval<T>(), "", ""))
 RPMA_CALL(req_create_cfg,
@@ -245,8 +249,8 @@ RPMA_CALL(req_create_cfg,
 RPMA_CALL(srq_create, rpma::srq::create(std::declval<T>()))
 RPMA_CALL(srq_create_cfg, rpma::srq::create(std::declval<T>(), lvalue<const rpma::srq_cfg>()))
 RPMA_CALL(set_srq, lvalue<rpma::conn_cfg>().set_srq(std::declval<T>()))
-RPMA_CALL(read, lvalue<rpma::conn>().read(std::declval<T>(), 0, lvalue<const rpma::mr_remote>(),
-					  0, 0, rpma::flag::completion_always))
+RPMA_CALL(read, lvalue<rpma::conn>().read(std::declval<T>(), 0, lvalue<const rpma::mr_remote>(), 0,
+					  0, rpma::flag::completion_always))
 RPMA_CALL(write, lvalue<rpma::conn>().write(lvalue<const rpma::mr_remote>(), 0, std::declval<T>(),
 					    0, 0, rpma::flag::completion_always))
 RPMA_CALL(write_with_imm,
@@ -265,26 +269,23 @@ RPMA_CALL(wait, std::declval<T>().wait())
 /* an element of a batch keeps its local region until the operation completes */
 RPMA_CALL(batch_read_dst, rpma::batch::read(std::declval<T>(), 0, lvalue<const rpma::mr_remote>(),
 					    0, 0, rpma::flag::completion_always))
-RPMA_CALL(batch_write_src, rpma::batch::write(lvalue<const rpma::mr_remote>(), 0,
-					      std::declval<T>(), 0, 0,
-					      rpma::flag::completion_always))
+RPMA_CALL(batch_write_src, rpma::batch::write(lvalue<const rpma::mr_remote>(), 0, std::declval<T>(),
+					      0, 0, rpma::flag::completion_always))
 RPMA_CALL(batch_write_with_imm_src,
 	  rpma::batch::write_with_imm(lvalue<const rpma::mr_remote>(), 0, std::declval<T>(), 0, 0,
 				      rpma::flag::completion_always, 0u))
 RPMA_CALL(batch_send_src, rpma::batch::send(std::declval<T>(), 0, 0, rpma::flag::completion_always))
-RPMA_CALL(batch_send_with_imm_src, rpma::batch::send_with_imm(std::declval<T>(), 0, 0,
-							      rpma::flag::completion_always, 0u))
+RPMA_CALL(batch_send_with_imm_src,
+	  rpma::batch::send_with_imm(std::declval<T>(), 0, 0, rpma::flag::completion_always, 0u))
 /* ...and its remote region until it is posted */
 RPMA_CALL(batch_read_src, rpma::batch::read(lvalue<rpma::mr_local>(), 0, std::declval<T>(), 0, 0,
 					    rpma::flag::completion_always))
-RPMA_CALL(batch_write_dst, rpma::batch::write(std::declval<T>(), 0,
-					      lvalue<const rpma::mr_local>(), 0, 0,
-					      rpma::flag::completion_always))
+RPMA_CALL(batch_write_dst, rpma::batch::write(std::declval<T>(), 0, lvalue<const rpma::mr_local>(),
+					      0, 0, rpma::flag::completion_always))
 RPMA_CALL(batch_write_with_imm_dst,
 	  rpma::batch::write_with_imm(std::declval<T>(), 0, lvalue<const rpma::mr_local>(), 0, 0,
 				      rpma::flag::completion_always, 0u))
-RPMA_CALL(batch_flush_dst, rpma::batch::flush(std::declval<T>(), 0, 0,
-					      rpma::flush_type::persistent,
+RPMA_CALL(batch_flush_dst, rpma::batch::flush(std::declval<T>(), 0, 0, rpma::flush_type::persistent,
 					      rpma::flag::completion_always))
 /* both regions temporaries */
 RPMA_CALL(batch_write_both, rpma::batch::write(std::declval<T>(), 0, rpma::mr_local(), 0, 0,
@@ -295,44 +296,51 @@ template <template <class, class> class Call, class T> constexpr bool lvalue_onl
 	return Call<T &, void>::value && !Call<T, void>::value && !Call<const T, void>::value;
 }
 static_assert(lvalue_only<reg_ptr, rpma::peer>() && lvalue_only<reg_span, rpma::peer>() &&
-	      lvalue_only<listen, rpma::peer>() && lvalue_only<req_create, rpma::peer>() &&
-	      lvalue_only<req_create_cfg, rpma::peer>() && lvalue_only<srq_create, rpma::peer>() &&
-	      lvalue_only<srq_create_cfg, rpma::peer>(),
+		  lvalue_only<listen, rpma::peer>() && lvalue_only<req_create, rpma::peer>() &&
+		  lvalue_only<req_create_cfg, rpma::peer>() &&
+		  lvalue_only<srq_create, rpma::peer>() &&
+		  lvalue_only<srq_create_cfg, rpma::peer>(),
 	      "the peer of what is created from it");
 static_assert(lvalue_only<set_srq, rpma::srq>(), "the shared RQ of a configuration");
 static_assert(lvalue_only<read, rpma::mr_local>() && lvalue_only<write, rpma::mr_local>() &&
-	      lvalue_only<write_with_imm, rpma::mr_local>() && lvalue_only<send, rpma::mr_local>() &&
-	      lvalue_only<send_with_imm, rpma::mr_local>() && lvalue_only<recv, rpma::mr_local>() &&
-	      lvalue_only<req_recv, rpma::mr_local>() && lvalue_only<srq_recv, rpma::mr_local>(),
+		  lvalue_only<write_with_imm, rpma::mr_local>() &&
+		  lvalue_only<send, rpma::mr_local>() &&
+		  lvalue_only<send_with_imm, rpma::mr_local>() &&
+		  lvalue_only<recv, rpma::mr_local>() && lvalue_only<req_recv, rpma::mr_local>() &&
+		  lvalue_only<srq_recv, rpma::mr_local>(),
 	      "the local region of an operation in flight");
 static_assert(lvalue_only<batch_read_dst, rpma::mr_local>() &&
-		      lvalue_only<batch_write_src, rpma::mr_local>() &&
-		      lvalue_only<batch_write_with_imm_src, rpma::mr_local>() &&
-		      lvalue_only<batch_send_src, rpma::mr_local>() &&
-		      lvalue_only<batch_send_with_imm_src, rpma::mr_local>(),
+		  lvalue_only<batch_write_src, rpma::mr_local>() &&
+		  lvalue_only<batch_write_with_imm_src, rpma::mr_local>() &&
+		  lvalue_only<batch_send_src, rpma::mr_local>() &&
+		  lvalue_only<batch_send_with_imm_src, rpma::mr_local>(),
 	      "the local region of an element of a batch");
 static_assert(lvalue_only<batch_read_src, rpma::mr_remote>() &&
-		      lvalue_only<batch_write_dst, rpma::mr_remote>() &&
-		      lvalue_only<batch_write_with_imm_dst, rpma::mr_remote>() &&
-		      lvalue_only<batch_flush_dst, rpma::mr_remote>() &&
-		      !batch_write_both<rpma::mr_remote>::value,
+		  lvalue_only<batch_write_dst, rpma::mr_remote>() &&
+		  lvalue_only<batch_write_with_imm_dst, rpma::mr_remote>() &&
+		  lvalue_only<batch_flush_dst, rpma::mr_remote>() &&
+		  !batch_write_both<rpma::mr_remote>::value,
 	      "the remote region of an element of a batch, read when the batch is posted");
 static_assert(lvalue_only<get_cq, rpma::conn>() && lvalue_only<get_rcq, rpma::conn>() &&
-	      lvalue_only<get_rcq, rpma::srq>() && lvalue_only<get_private_data, rpma::conn>() &&
-	      lvalue_only<get_private_data, rpma::conn_req>() && lvalue_only<wait, rpma::conn>(),
+		  lvalue_only<get_rcq, rpma::srq>() &&
+		  lvalue_only<get_private_data, rpma::conn>() &&
+		  lvalue_only<get_private_data, rpma::conn_req>() &&
+		  lvalue_only<wait, rpma::conn>(),
 	      "views into an owner");
 /* the peer's address is a copy, not a view: even a temporary request gives it */
+/* (noexcept() in parentheses for clang-format, as for value() above) */
 static_assert(std::is_same<decltype(std::declval<const rpma::conn_req &>().get_peer_addr()),
 			   rpma::result<sockaddr_storage>>::value &&
-		      noexcept(std::declval<rpma::conn_req>().get_peer_addr()),
+		  (noexcept(std::declval<rpma::conn_req>().get_peer_addr())),
 	      "get_peer_addr");
 
 /* what a call only reads while it runs may well be a temporary */
-RPMA_CALL(write_dst, lvalue<rpma::conn>().write(std::declval<T>(), 0, lvalue<const rpma::mr_local>(),
-						0, 0, rpma::flag::completion_always))
-RPMA_CALL(flush_dst, lvalue<rpma::conn>().flush(std::declval<T>(), 0, 0,
-						rpma::flush_type::persistent,
-						rpma::flag::completion_always))
+RPMA_CALL(write_dst,
+	  lvalue<rpma::conn>().write(std::declval<T>(), 0, lvalue<const rpma::mr_local>(), 0, 0,
+				     rpma::flag::completion_always))
+RPMA_CALL(flush_dst,
+	  lvalue<rpma::conn>().flush(std::declval<T>(), 0, 0, rpma::flush_type::persistent,
+				     rpma::flag::completion_always))
 RPMA_CALL(apply_peer_cfg, lvalue<rpma::conn>().apply_remote_peer_cfg(std::declval<T>()))
 RPMA_CALL(next_conn_req_cfg, lvalue<rpma::ep>().next_conn_req(std::declval<T>()))
 RPMA_CALL(req_create_with_cfg,
@@ -340,31 +348,32 @@ RPMA_CALL(req_create_with_cfg,
 RPMA_CALL(srq_create_with_cfg, rpma::srq::create(lvalue<rpma::peer>(), std::declval<T>()))
 RPMA_CALL(connect_with, lvalue<rpma::conn_req>().connect(std::declval<T>()))
 static_assert(write_dst<rpma::mr_remote>::value && flush_dst<rpma::mr_remote>::value &&
-	      apply_peer_cfg<rpma::peer_cfg>::value && next_conn_req_cfg<rpma::conn_cfg>::value &&
-	      req_create_with_cfg<rpma::conn_cfg>::value &&
-	      srq_create_with_cfg<rpma::srq_cfg>::value &&
-	      connect_with<std::vector<std::byte>>::value,
+		  apply_peer_cfg<rpma::peer_cfg>::value &&
+		  next_conn_req_cfg<rpma::conn_cfg>::value &&
+		  req_create_with_cfg<rpma::conn_cfg>::value &&
+		  srq_create_with_cfg<rpma::srq_cfg>::value &&
+		  connect_with<std::vector<std::byte>>::value,
 	      "a remote region, a configuration, private data: read by the call only");
 #undef RPMA_CALL
 
 /* the data path must not be able to throw */
-static_assert(noexcept(std::declval<rpma::conn &>().write(
-		      std::declval<const rpma::mr_remote &>(), 0,
-		      std::declval<const rpma::mr_local &>(), 0, 0, rpma::flag::completion_always)),
+static_assert(noexcept(std::declval<rpma::conn &>().write(std::declval<const rpma::mr_remote &>(),
+							  0, std::declval<const rpma::mr_local &>(),
+							  0, 0, rpma::flag::completion_always)),
 	      "write");
 static_assert(noexcept(std::declval<const rpma::cq &>().get_completion()), "get_completion");
 static_assert(noexcept(std::declval<rpma::conn &>().post_batch(
-		      std::declval<rpma::span<const rpma_batch_op>>())),
+		  std::declval<rpma::span<const rpma_batch_op>>())),
 	      "post_batch");
 
 /* a batch's outcome is a result<void> that also names an element */
-static_assert(std::is_base_of<rpma::result<void>, rpma::batch_result>::value &&
-		      std::is_same<decltype(std::declval<rpma::conn &>().post_batch(
-					   std::declval<rpma::span<const rpma_batch_op>>())),
-				   rpma::batch_result>::value &&
-		      std::is_same<decltype(std::declval<const rpma::batch_result &>().failed()),
-				   int>::value,
-	      "batch_result");
+static_assert(
+    std::is_base_of<rpma::result<void>, rpma::batch_result>::value &&
+	std::is_same<decltype(std::declval<rpma::conn &>().post_batch(
+			 std::declval<rpma::span<const rpma_batch_op>>())),
+		     rpma::batch_result>::value &&
+	std::is_same<decltype(std::declval<const rpma::batch_result &>().failed()), int>::value,
+    "batch_result");
 
 /*
  * Names every member function so that it is compiled. Never called with
@@ -468,15 +477,16 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !cn.write_with_imm(*remote, 0, *mr, 0, 8, rpma::flag::completion_always, 7u);
 	bad += !cn.atomic_write(*remote, 0, eight, rpma::flag::completion_always);
 	bad += !cn.atomic_write(*remote, 0, std::uint64_t{ 42 }, rpma::flag::completion_always);
-	bad += !cn.flush(*remote, 0, 8, rpma::flush_type::persistent,
-			 rpma::flag::completion_always);
+	bad +=
+	    !cn.flush(*remote, 0, 8, rpma::flush_type::persistent, rpma::flag::completion_always);
 	bad += !cn.send(*mr, 0, 8, rpma::flag::completion_always);
 	bad += !cn.send_with_imm(*mr, 0, 8, rpma::flag::completion_always, 1u);
 	bad += !cn.recv(*mr, 0, 8);
 	rpma_batch_op ops[] = {
 		rpma::batch::read(*mr, 0, *remote, 0, 8, rpma::flag::completion_always),
 		rpma::batch::write(*remote, 0, *mr, 0, 8, rpma::flag::completion_on_error),
-		rpma::batch::write_with_imm(*remote, 0, *mr, 0, 8, rpma::flag::completion_always, 7u),
+		rpma::batch::write_with_imm(*remote, 0, *mr, 0, 8, rpma::flag::completion_always,
+					    7u),
 		rpma::batch::flush(*remote, 0, 8, rpma::flush_type::persistent,
 				   rpma::flag::completion_always),
 		rpma::batch::send(*mr, 0, 8, rpma::flag::completion_always),
@@ -604,7 +614,7 @@ void check_errors()
 	      "result<int> failure");
 	rpma::result<int> empty_error = rpma::error();
 	check(!empty_error && empty_error.code() == RPMA_E_UNKNOWN &&
-	      empty_error.error() == rpma::errc::unknown,
+		  empty_error.error() == rpma::errc::unknown,
 	      "an empty error makes a failure of a result<T>, never a success");
 	rpma::result<void> void_from_empty = rpma::error(0);
 	check(void_from_empty && void_from_empty.code() == 0, "and a success of a result<void>");
@@ -631,8 +641,8 @@ void check_errors()
 	rpma::error e = rpma::errc::inval;
 	std::error_code as_std = e;
 	check(e && e.value() == RPMA_E_INVAL && &e.category() == &rpma::category() &&
-	      as_std == rpma::errc::inval && e == std::errc::invalid_argument &&
-	      e.message() == rpma_err_2str(RPMA_E_INVAL),
+		  as_std == rpma::errc::inval && e == std::errc::invalid_argument &&
+		  e.message() == rpma_err_2str(RPMA_E_INVAL),
 	      "rpma::error is a std::error_code");
 	check(!rpma::error() && !rpma::error(0) && rpma::error(RPMA_E_AGAIN) == rpma::errc::again,
 	      "rpma::error from a C return value");
@@ -643,7 +653,7 @@ void check_errors()
 	check(batch_ok && batch_ok.code() == 0 && batch_ok.failed() == -1, "batch_result success");
 	rpma::batch_result batch_failed(rpma::result<void>::from_code(RPMA_E_AGAIN), 3);
 	check(!batch_failed && batch_failed.error() == rpma::errc::again &&
-		      batch_failed.failed() == 3,
+		  batch_failed.failed() == 3,
 	      "batch_result failure names its element");
 	rpma::result<void> sliced = batch_failed;
 	check(sliced.error() == rpma::errc::again, "batch_result passes on as a result<void>");
@@ -657,8 +667,8 @@ void check_errors()
 	try {
 		(void)failed_int.value();
 	} catch (const std::system_error &ex) {
-		thrown = ex.code() == rpma::errc::nomem &&
-			 ex.code() == std::errc::not_enough_memory;
+		thrown =
+		    ex.code() == rpma::errc::nomem && ex.code() == std::errc::not_enough_memory;
 	}
 	check(thrown, "value() of a failure throws std::system_error with its code");
 	thrown = false;

@@ -18,7 +18,8 @@
 
 using tracker::deletes;
 
-namespace {
+namespace
+{
 
 const char ADDR[] = "127.0.0.1";
 const char PORT[] = "7204";
@@ -29,8 +30,8 @@ rpma::result<rpma::peer> new_peer()
 }
 
 /* a librpma 1.x region descriptor: 21 bytes, little-endian */
-void mr_descriptor(std::byte (&desc)[21], std::uint64_t addr, std::uint64_t len,
-		   std::uint32_t rkey, std::uint8_t usage)
+void mr_descriptor(std::byte (&desc)[21], std::uint64_t addr, std::uint64_t len, std::uint32_t rkey,
+		   std::uint8_t usage)
 {
 	for (int i = 0; i < 8; i++) {
 		desc[i] = static_cast<std::byte>(addr >> (8 * i));
@@ -243,7 +244,8 @@ void connect_turns_the_request_into_a_connection()
 		auto conn = req->connect();
 		CHECK(conn);
 		CHECK(!*req);
-		CHECK(tracker::live(tracker::K_CONN) == 1 && tracker::live(tracker::K_CONN_REQ) == 0);
+		CHECK(tracker::live(tracker::K_CONN) == 1 &&
+		      tracker::live(tracker::K_CONN_REQ) == 0);
 		rpma::conn moved_conn = std::move(*conn);
 		CHECK(!*conn && moved_conn);
 	}

@@ -28,7 +28,8 @@
 
 #include <rpma.hpp>
 
-namespace {
+namespace
+{
 
 constexpr int EXIT_SKIP = 77;
 constexpr unsigned DEADLINE_S = 60;
@@ -136,17 +137,17 @@ void expect_event(rpma::conn &conn, rpma_conn_event expected)
 void server(int ready_fd)
 {
 	role = "server";
-	ibv_context *dev = take(rpma::utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL),
-				"get_ibv_context");
+	ibv_context *dev =
+	    take(rpma::utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL), "get_ibv_context");
 	rpma::peer peer = take(rpma::peer::create(dev), "peer::create");
 
 	region_ptr mem_owner = region();
 	unsigned char *mem = mem_owner.get();
-	rpma::mr_local mr = take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
-						     rpma::usage::read_src |
-							     rpma::usage::write_dst |
-							     rpma::usage::flush_type_persistent),
-				 "mr_local::reg");
+	rpma::mr_local mr =
+	    take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
+				     rpma::usage::read_src | rpma::usage::write_dst |
+					 rpma::usage::flush_type_persistent),
+		 "mr_local::reg");
 	rpma::peer_cfg pcfg = take(rpma::peer_cfg::create(), "peer_cfg::create");
 	/* the test stands for a target whose RDMA writes are persistent */
 	ok(pcfg.set_direct_write_to_pmem(true), "set_direct_write_to_pmem");
@@ -206,10 +207,10 @@ void client(int ready_fd)
 	unsigned char *mem = mem_owner.get();
 	for (std::size_t i = 0; i < WRITE_LEN; i++)
 		mem[i] = pattern(i);
-	rpma::mr_local mr = take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
-						     rpma::usage::write_src |
-							     rpma::usage::read_dst),
-				 "mr_local::reg");
+	rpma::mr_local mr =
+	    take(rpma::mr_local::reg(peer, mem, REGION_SIZE,
+				     rpma::usage::write_src | rpma::usage::read_dst),
+		 "mr_local::reg");
 
 	rpma::conn_req req = take(rpma::conn_req::create(peer, addr, port), "conn_req::create");
 	rpma::conn conn = take(req.connect(), "connect");

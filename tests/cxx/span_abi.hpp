@@ -11,7 +11,8 @@
 
 #include <rpma.hpp>
 
-namespace span_abi {
+namespace span_abi
+{
 
 /* the sum of the bytes */
 unsigned sum(rpma::span<const std::byte> bytes);

@@ -57,8 +57,7 @@ static void finish(void)
 }
 
 /* the stored bytes are the given ones, no more, no fewer */
-static void require_same(const struct rpma_conn_private_data *pd, const uint8_t *bytes,
-			 uint8_t len)
+static void require_same(const struct rpma_conn_private_data *pd, const uint8_t *bytes, uint8_t len)
 {
 	REQUIRE(pd->len == len);
 	if (len == 0) {

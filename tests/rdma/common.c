@@ -291,8 +291,8 @@ static bool died_as_told(const struct child *c, int role)
 
 static bool child_ok(const struct child *c, int role)
 {
-	return c->done && ((WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0) ||
-			   died_as_told(c, role));
+	return c->done &&
+	       ((WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0) || died_as_told(c, role));
 }
 
 void t_die(void)

@@ -185,13 +185,13 @@ void t_pdata_add_mr_versioned_methods(struct t_pdata *pd, const struct rpma_mr_l
 				      uint8_t methods);
 /* the flush methods (T_METHOD_* bits) the region's versioned descriptor offers */
 uint8_t t_mr_methods(const struct rpma_mr_local *mr);
-#define T_MR_VERSIONED_SIZE	 25
-#define T_METHOD_RAW		 0x01
-#define T_METHOD_GPSPM		 0x02
-#define T_METHOD_NATIVE_VIS	 0x04
-#define T_METHOD_NATIVE_PERS	 0x08
-#define T_METHOD_NATIVE		 (T_METHOD_NATIVE_VIS | T_METHOD_NATIVE_PERS)
-#define T_METHOD_NATIVE_AW	 0x10 /* RDMA ATOMIC WRITE, not a flush method */
+#define T_MR_VERSIONED_SIZE  25
+#define T_METHOD_RAW	     0x01
+#define T_METHOD_GPSPM	     0x02
+#define T_METHOD_NATIVE_VIS  0x04
+#define T_METHOD_NATIVE_PERS 0x08
+#define T_METHOD_NATIVE	     (T_METHOD_NATIVE_VIS | T_METHOD_NATIVE_PERS)
+#define T_METHOD_NATIVE_AW   0x10 /* RDMA ATOMIC WRITE, not a flush method */
 void t_pdata_add_peer_cfg_versioned(struct t_pdata *pd, const struct rpma_peer_cfg *pcfg,
 				    const struct rpma_conn_cfg *cfg);
 /* the item-th item of received private data; its length in *len */

@@ -99,8 +99,8 @@ static void client(void)
 	int posted = 0, written = 0, next_signaled = 0, in_flight = 0;
 	while (posted < ROUNDS || in_flight > 0) {
 		if (posted < ROUNDS) {
-			const int flags = posted % 2 ? RPMA_F_COMPLETION_ON_ERROR
-						     : RPMA_F_COMPLETION_ALWAYS;
+			const int flags =
+			    posted % 2 ? RPMA_F_COMPLETION_ON_ERROR : RPMA_F_COMPLETION_ALWAYS;
 			if (written == posted) {
 				T_OK(rpma_write(conn, dst, (size_t)posted * CHUNK, src,
 						(size_t)posted * CHUNK, CHUNK,

@@ -81,10 +81,9 @@ static void server(void)
 	struct rpma_peer *peer = t_peer_new();
 	region = t_alloc(SIZE);
 	memset(region, 0, SIZE);
-	struct rpma_mr_local *mr =
-	    t_mr_reg(peer, region, SIZE,
-		     RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-			 RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	struct rpma_mr_local *mr = t_mr_reg(peer, region, SIZE,
+					    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+						RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	T_OK(rpma_mr_set_persist_fn(mr, slow_persist));
 	struct rpma_peer_cfg *pcfg = NULL;
 	T_OK(rpma_peer_cfg_new(&pcfg));
@@ -105,8 +104,8 @@ static void server(void)
 	t_serve_until(conn, 'D');
 	__atomic_store_n(&watching, false, __ATOMIC_RELEASE);
 	T_EQ(pthread_join(watcher, NULL), 0);
-	t_log("%llu records persisted, the commit word moved %llu times, %llu too early",
-	      persisted, moves, violations);
+	t_log("%llu records persisted, the commit word moved %llu times, %llu too early", persisted,
+	      moves, violations);
 	T_EQ(persisted, RECORDS);
 	T_EQ(violations, 0);
 	T_EQ(*(uint64_t *)(region + COMMIT_OFF), RECORDS);
@@ -139,14 +138,14 @@ static void take_some(struct rpma_cq *cq, void *expect, bool *got_expected)
  * Posts with call until the flow control lets it through: waiting for room
  * (the flushes are unsignaled, so only their answers free places)
  */
-#define POST_AGAIN(conn, call)                                                                   \
-	do {                                                                                     \
-		int ret_;                                                                        \
-		while ((ret_ = (call)) == RPMA_E_AGAIN) {                                        \
-			room_waits++;                                                            \
-			T_OK(rpma_conn_wait_flush_room((conn), T_WAIT_MS));                      \
-		}                                                                                \
-		T_OK(ret_);                                                                      \
+#define POST_AGAIN(conn, call)                                                                     \
+	do {                                                                                       \
+		int ret_;                                                                          \
+		while ((ret_ = (call)) == RPMA_E_AGAIN) {                                          \
+			room_waits++;                                                              \
+			T_OK(rpma_conn_wait_flush_room((conn), T_WAIT_MS));                        \
+		}                                                                                  \
+		T_OK(ret_);                                                                        \
 	} while (0)
 
 static unsigned room_waits;
@@ -199,7 +198,7 @@ static void client(void)
 		const size_t off = RECORDS_OFF + (size_t)i * RECORD_LEN;
 		T_OK(rpma_write(conn, dst, off, src, 0, RECORD_LEN, quiet, NULL));
 		POST_AGAIN(conn, rpma_flush(conn, dst, off, RECORD_LEN, RPMA_FLUSH_TYPE_PERSISTENT,
-					  quiet, NULL));
+					    quiet, NULL));
 		char word[8];
 		const uint64_t committed = i + 1;
 		memcpy(word, &committed, 8);
@@ -220,7 +219,7 @@ static void client(void)
 	}
 	/* the last commit word's flush: the watcher sees the final value persisted */
 	POST_AGAIN(conn, rpma_flush(conn, dst, COMMIT_OFF, 8, RPMA_FLUSH_TYPE_PERSISTENT,
-				  RPMA_F_COMPLETION_ALWAYS, T_CTX(3)));
+				    RPMA_F_COMPLETION_ALWAYS, T_CTX(3)));
 	bool done = false;
 	long long deadline = t_now_ms() + T_WAIT_MS;
 	while (!done) {

@@ -14,18 +14,21 @@
 #define SIZE 4096
 #define LEN  256
 
-enum { NONE = RPMA_FLUSH_METHOD_NONE, RAW = RPMA_FLUSH_METHOD_READ_AFTER_WRITE,
-       GPSPM = RPMA_FLUSH_METHOD_GPSPM };
+enum {
+	NONE = RPMA_FLUSH_METHOD_NONE,
+	RAW = RPMA_FLUSH_METHOD_READ_AFTER_WRITE,
+	GPSPM = RPMA_FLUSH_METHOD_GPSPM
+};
 
 static const struct agreement {
 	const char *what;
-	bool versioned;	    /* the target sends the versioned descriptors */
-	bool direct_write;  /* ...declaring direct write to PMem */
-	bool region_gpspm;  /* ...its region with a persist function */
-	bool target_gpspm;  /* ...its connection serving GPSPM */
-	bool client_gpspm;  /* the client's connection carries GPSPM */
-	int persistent;	    /* the method expected for a persistent flush */
-	int visibility;	    /* ...and for a visibility flush */
+	bool versioned;	   /* the target sends the versioned descriptors */
+	bool direct_write; /* ...declaring direct write to PMem */
+	bool region_gpspm; /* ...its region with a persist function */
+	bool target_gpspm; /* ...its connection serving GPSPM */
+	bool client_gpspm; /* the client's connection carries GPSPM */
+	int persistent;	   /* the method expected for a persistent flush */
+	int visibility;	   /* ...and for a visibility flush */
 } cases[] = {
 	{ "direct write beats GPSPM", true, true, true, true, true, RAW, RAW },
 	{ "GPSPM without direct write", true, false, true, true, true, GPSPM, RAW },
@@ -51,10 +54,10 @@ static void server(void)
 	struct rpma_peer *peer = t_peer_new();
 	rpma_persist_fn *persist;
 	unsigned char *region = t_pmem_map(SIZE, &persist);
-	struct rpma_mr_local *mr = t_mr_reg(peer, region, SIZE,
-					    RPMA_MR_USAGE_WRITE_DST |
-						RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
-						RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	struct rpma_mr_local *mr =
+	    t_mr_reg(peer, region, SIZE,
+		     RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
+			 RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = t_listen(peer);
 
 	for (unsigned i = 0; i < NCASES; i++) {
@@ -67,7 +70,8 @@ static void server(void)
 		struct t_pdata pd = { .len = 0 };
 		if (c->versioned) {
 			/* as a target without native flush: the others are agreed on here */
-			t_pdata_add_mr_versioned_methods(&pd, mr, t_mr_methods(mr) & ~T_METHOD_NATIVE);
+			t_pdata_add_mr_versioned_methods(&pd, mr,
+							 t_mr_methods(mr) & ~T_METHOD_NATIVE);
 			t_pdata_add_peer_cfg_versioned(&pd, pcfg, cfg);
 		} else {
 			t_pdata_add_mr(&pd, mr);

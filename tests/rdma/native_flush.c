@@ -39,21 +39,21 @@
 	(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |                           \
 	 RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)
 /* where the client writes in the PMem region, and with which seed */
-#define OFF_A  4096
-#define LEN_A  4096
-#define OFF_B  (3 * 4096 + 100)
-#define LEN_B  1000
-#define OFF_C  (8 * 4096)
-#define LEN_C  512
-#define OFF_D  (10 * 4096)
-#define LEN_D  256
-#define OFF_E  (12 * 4096)
-#define LEN_E  2048
-#define OFF_F  (13 * 4096)
-#define LEN_F  4096
+#define OFF_A	 4096
+#define LEN_A	 4096
+#define OFF_B	 (3 * 4096 + 100)
+#define LEN_B	 1000
+#define OFF_C	 (8 * 4096)
+#define LEN_C	 512
+#define OFF_D	 (10 * 4096)
+#define LEN_D	 256
+#define OFF_E	 (12 * 4096)
+#define LEN_E	 2048
+#define OFF_F	 (13 * 4096)
+#define LEN_F	 4096
 #define WRITES_F 8
-#define OFF_DR 1024
-#define LEN_DR 2048
+#define OFF_DR	 1024
+#define LEN_DR	 2048
 
 #define RAW    RPMA_FLUSH_METHOD_READ_AFTER_WRITE
 #define NATIVE RPMA_FLUSH_METHOD_NATIVE
@@ -80,13 +80,15 @@ static void server(void)
 	/* what the regions offer: native where the device and the memory allow */
 	const bool native = t_native_flush();
 	const uint8_t native_p =
-	    native ? (uint8_t)(T_METHOD_NATIVE_VIS | (t_pmem_is_device() ? T_METHOD_NATIVE_PERS : 0))
-		   : 0;
+	    native
+		? (uint8_t)(T_METHOD_NATIVE_VIS | (t_pmem_is_device() ? T_METHOD_NATIVE_PERS : 0))
+		: 0;
 	const uint8_t native_d = native ? T_METHOD_NATIVE_VIS : 0;
 	t_log("this device flushes natively: %s; persistent memory: %s", native ? "yes" : "no",
 	      t_pmem_is_device() ? "yes" : "no");
 	/* persistence is offered once the application says how the region persists */
-	T_EQ(t_mr_methods(mr_p) & ~T_METHOD_NATIVE_AW, T_METHOD_RAW | (native_p & T_METHOD_NATIVE_VIS));
+	T_EQ(t_mr_methods(mr_p) & ~T_METHOD_NATIVE_AW,
+	     T_METHOD_RAW | (native_p & T_METHOD_NATIVE_VIS));
 	T_OK(rpma_mr_set_persist_fn(mr_p, persist));
 	T_EQ(t_mr_methods(mr_p) & ~T_METHOD_NATIVE_AW, T_METHOD_RAW | T_METHOD_GPSPM | native_p);
 	T_EQ(t_mr_methods(mr_d) & ~T_METHOD_NATIVE_AW, T_METHOD_RAW | native_d);
@@ -205,10 +207,8 @@ static void client(void)
 	/* the PMem region: each method, each type */
 	write_and_flush(conn, p, src, buf, OFF_A, LEN_A, 1, RPMA_FLUSH_TYPE_PERSISTENT);
 	write_and_flush(conn, p, src, buf, OFF_B, LEN_B, 2, RPMA_FLUSH_TYPE_VISIBILITY);
-	write_and_flush(conn, p_1x, src, buf, OFF_C, LEN_C, 3,
-			RPMA_FLUSH_TYPE_PERSISTENT);
-	write_and_flush(conn, p_raw_only, src, buf, OFF_D, LEN_D, 4,
-			RPMA_FLUSH_TYPE_PERSISTENT);
+	write_and_flush(conn, p_1x, src, buf, OFF_C, LEN_C, 3, RPMA_FLUSH_TYPE_PERSISTENT);
+	write_and_flush(conn, p_raw_only, src, buf, OFF_D, LEN_D, 4, RPMA_FLUSH_TYPE_PERSISTENT);
 
 	/* unsignaled, then signaled: only the second completes */
 	t_fill(buf + OFF_E, LEN_E, 5);
@@ -284,8 +284,8 @@ static void client(void)
 
 	/* the DRAM region: read-after-write persists, visibility is native */
 	t_fill(buf + OFF_DR, LEN_DR, 6);
-	T_OK(rpma_write(conn, d, OFF_DR, src, OFF_DR, LEN_DR / 2, RPMA_F_COMPLETION_ON_ERROR,
-			NULL));
+	T_OK(
+	    rpma_write(conn, d, OFF_DR, src, OFF_DR, LEN_DR / 2, RPMA_F_COMPLETION_ON_ERROR, NULL));
 	T_OK(rpma_flush(conn, d, OFF_DR, LEN_DR / 2, RPMA_FLUSH_TYPE_PERSISTENT,
 			RPMA_F_COMPLETION_ALWAYS, T_CTX(6)));
 	T_CMPL(cq, T_CTX(6), RPMA_OP_FLUSH, NULL);

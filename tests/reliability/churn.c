@@ -16,7 +16,7 @@
 #define CYCLES 1000
 #define WARMUP 20
 /* a thousand leaks of even a small object exceed these */
-#define MAX_HEAP_GROWTH (16 * 1024)
+#define MAX_HEAP_GROWTH	   (16 * 1024)
 #define MAX_RSS_GROWTH_KIB 1024
 
 static void server(void)

@@ -31,10 +31,9 @@ static void server(void)
 {
 	struct rpma_peer *peer = t_peer_new();
 	unsigned char *dst = t_alloc(LARGE);
-	struct rpma_mr_local *mr =
-	    t_mr_reg(peer, dst, LARGE,
-		     RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-			 RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	struct rpma_mr_local *mr = t_mr_reg(peer, dst, LARGE,
+					    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+						RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct t_pdata out = { .len = 0 };
 	t_pdata_add_mr(&out, mr);
 	struct rpma_ep *ep = t_listen(peer);

@@ -21,10 +21,10 @@
 
 #include "common.h"
 
-#define POSTERS	  4
-#define OPS_EACH  600
-#define SQ_SIZE	  64
-#define CHUNK	  64
+#define POSTERS	 4
+#define OPS_EACH 600
+#define SQ_SIZE	 64
+#define CHUNK	 64
 /* the target's region: what each poster writes, then what they read */
 #define WRITE_AREA ((size_t)POSTERS * OPS_EACH * CHUNK)
 #define READ_AREA  ((size_t)OPS_EACH * CHUNK)
@@ -48,10 +48,9 @@ static void server(void)
 	struct rpma_peer *peer = t_peer_new();
 	unsigned char *buf = t_alloc(WRITE_AREA + READ_AREA);
 	t_fill(buf + WRITE_AREA, READ_AREA, READ_SEED);
-	struct rpma_mr_local *mr =
-	    t_mr_reg(peer, buf, WRITE_AREA + READ_AREA,
-		     RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-			 RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	struct rpma_mr_local *mr = t_mr_reg(peer, buf, WRITE_AREA + READ_AREA,
+					    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+						RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct t_pdata out = { .len = 0 };
 	t_pdata_add_mr(&out, mr);
 	struct rpma_ep *ep = t_listen(peer);
@@ -128,8 +127,8 @@ static void client(void)
 {
 	struct rpma_peer *peer = t_peer_new();
 	ctx.local = t_alloc(WRITE_AREA);
-	ctx.mr = t_mr_reg(peer, ctx.local, WRITE_AREA,
-			  RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
+	ctx.mr =
+	    t_mr_reg(peer, ctx.local, WRITE_AREA, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	struct rpma_conn_cfg *cfg = NULL;
 	T_OK(rpma_conn_cfg_new(&cfg));
 	T_OK(rpma_conn_cfg_set_sq_size(cfg, SQ_SIZE));

@@ -52,8 +52,8 @@ void t_usage_flat(const struct t_usage *before, size_t max_heap_growth, long max
 	if (now.fds > before->fds)
 		T_FAIL("%s: %ld descriptors more", what, now.fds - before->fds);
 	if (now.heap > before->heap + max_heap_growth)
-		T_FAIL("%s: the heap grew by %zu bytes (at most %zu)", what, now.heap - before->heap,
-		       max_heap_growth);
+		T_FAIL("%s: the heap grew by %zu bytes (at most %zu)", what,
+		       now.heap - before->heap, max_heap_growth);
 	if (now.rss_kib > before->rss_kib + max_rss_growth_kib)
 		T_FAIL("%s: RSS grew by %ld KiB (at most %ld)", what, now.rss_kib - before->rss_kib,
 		       max_rss_growth_kib);

@@ -10,9 +10,9 @@
 #include <stddef.h>
 
 struct t_usage {
-	long fds;      /* open file descriptors */
-	long rss_kib;  /* resident memory */
-	size_t heap;   /* bytes malloc has handed out and not got back */
+	long fds;     /* open file descriptors */
+	long rss_kib; /* resident memory */
+	size_t heap;  /* bytes malloc has handed out and not got back */
 };
 
 void t_usage_now(struct t_usage *u);

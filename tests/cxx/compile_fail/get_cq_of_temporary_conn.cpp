@@ -10,7 +10,7 @@
 #include <rpma.hpp>
 
 rpma::result<rpma::cq> queue([[maybe_unused]] rpma::conn_req &req,
-			      [[maybe_unused]] const rpma::conn &conn)
+			     [[maybe_unused]] const rpma::conn &conn)
 {
 #ifdef RPMA_CONTROL
 	return conn.get_cq();

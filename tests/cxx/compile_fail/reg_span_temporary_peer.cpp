@@ -11,8 +11,7 @@
 
 rpma::peer make_peer();
 
-rpma::result<rpma::mr_local> region([[maybe_unused]] rpma::peer &peer,
-				    rpma::span<std::byte> memory)
+rpma::result<rpma::mr_local> region([[maybe_unused]] rpma::peer &peer, rpma::span<std::byte> memory)
 {
 #ifdef RPMA_CONTROL
 	return rpma::mr_local::reg(peer, memory, rpma::usage::write_src);
