@@ -1,50 +1,98 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """
-check-format.py -- the library and its installed headers follow .clang-format.
+check-format.py -- every C and C++ file of the repository follows .clang-format.
 
 usage: check-format.py CLANG_FORMAT SOURCE_ROOT
 
-The files: every C and C++ source and header (.c, .h, .cpp, .hpp) under
-include/ and src/, listed when the test runs -- the files git knows of,
-untracked ones included, in a git tree; the directories as they are
-otherwise -- so that a new file is checked without a change to
-meson.build. clang-format --dry-run --Werror --style=file checks them, each
-against the nearest .clang-format: the repository's, or
-include/rpma/.clang-format for the parts of rpma.hpp.
+The files: every C and C++ source and header (.c, .h, .cpp, .hpp) of the
+repository -- the library, its headers, the examples, the tools, the
+benchmark and the tests -- listed when the test runs, so that a new file
+is checked without a change to meson.build:
 
-The last line says how many files were checked. Exit status 0 when all of
-them are formatted, 1 otherwise, 2 on usage.
+- in a git tree whose top is SOURCE_ROOT: the files git knows of
+  (git ls-files), untracked ones included unless .gitignore names them;
+- otherwise (a release tarball, git missing or refusing the tree): the
+  tree as it is walked, hidden directories skipped.
+
+Either way, nothing inside a Meson build directory (one holding
+meson-info/ or meson-private/): Meson writes C files of its own there.
+
+The paths under EXCLUDED are left out. clang-format --dry-run --Werror
+--style=file checks the others, each against the nearest .clang-format:
+the repository's, or include/rpma/.clang-format for the parts of
+rpma.hpp.
+
+The last line says how many files were checked, how they were listed and
+how many were left out. Exit status 0 when all of them are formatted, 1
+otherwise, 2 on usage.
 """
 
 import os
 import subprocess
 import sys
 
-DIRECTORIES = ('include', 'src')
 SUFFIXES = ('.c', '.h', '.cpp', '.hpp')
-# what the check has covered from the start: never fewer than these
-REQUIRED = ('include/librpma.h', 'include/rpma.hpp', 'src/conn.cpp')
+# Left out for now: tests/unit/ is not formatted yet. Remove the entry in
+# the change that formats it.
+EXCLUDED = ('tests/unit/',)
+# one file of each part: a listing that misses one of them is wrong
+REQUIRED = (
+    'include/librpma.h',
+    'include/rpma.hpp',
+    'src/conn.cpp',
+    'examples/01-connection/server.c',
+    'examples/18-cxx/client.cpp',
+    'tools/rpma-mirror/rpma-mirror.c',
+    'bench/rpma-bench.c',
+    'tests/cxx/calls.cpp',
+)
 
 
 def git_files(root):
-    try:
-        proc = subprocess.run(['git', '-C', root, 'ls-files', '--cached', '--others',
-                               '--exclude-standard', '-z', '--'] + list(DIRECTORIES),
-                              capture_output=True, text=True)
-    except OSError:
+    """The files git knows of under root, or None when root is not the top of a git tree."""
+    def git(*args):
+        try:
+            proc = subprocess.run(['git', '-C', root] + list(args),
+                                  capture_output=True, text=True)
+        except OSError:
+            return None
+        return proc.stdout if proc.returncode == 0 else None
+
+    top = git('rev-parse', '--show-toplevel')
+    if top is None or os.path.realpath(top.strip()) != os.path.realpath(root):
         return None
-    if proc.returncode != 0:
+    listed = git('ls-files', '--cached', '--others', '--exclude-standard', '-z')
+    if listed is None:
         return None
-    return [f for f in proc.stdout.split('\0') if f]
+    # nothing from a build directory that .gitignore does not name
+    build_dirs = {}
+
+    def in_build_dir(path):
+        parent = os.path.dirname(path)
+        if not parent:
+            return False
+        if parent not in build_dirs:
+            build_dirs[parent] = (is_build_dir(os.path.join(root, parent)) or
+                                  in_build_dir(parent))
+        return build_dirs[parent]
+
+    return [f for f in listed.split('\0') if f and not in_build_dir(f)]
+
+
+def is_build_dir(path):
+    """Whether path is a Meson build directory, which holds C files of its own."""
+    return (os.path.isdir(os.path.join(path, 'meson-info')) or
+            os.path.isdir(os.path.join(path, 'meson-private')))
 
 
 def walked_files(root):
     found = []
-    for top in DIRECTORIES:
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            for name in names:
-                found.append(os.path.relpath(os.path.join(dirpath, name), root))
+    for dirpath, dirnames, names in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith('.') and
+                             not is_build_dir(os.path.join(dirpath, d)))
+        for name in names:
+            found.append(os.path.relpath(os.path.join(dirpath, name), root))
     return found
 
 
@@ -55,19 +103,25 @@ def main():
     clang_format, root = sys.argv[1], sys.argv[2]
 
     listed = git_files(root)
+    how = 'listed by git'
     if listed is None:
         listed = walked_files(root)
-    files = sorted(f for f in set(listed)
-                   if f.endswith(SUFFIXES) and os.path.isfile(os.path.join(root, f)))
+        how = 'not a git tree: walked'
+    candidates = sorted(f.replace(os.sep, '/') for f in set(listed)
+                        if f.endswith(SUFFIXES) and os.path.isfile(os.path.join(root, f)))
+    files = [f for f in candidates if not f.startswith(EXCLUDED)]
+    left_out = len(candidates) - len(files)
     missing = [f for f in REQUIRED if f not in files]
     if missing:
-        print('FAIL: not among the files found: %s' % ' '.join(missing))
+        print('FAIL: not among the files found (%s): %s' % (how, ' '.join(missing)))
         return 1
 
     proc = subprocess.run([clang_format, '--dry-run', '--Werror', '--style=file'] + files,
                           cwd=root)
-    print('%d files checked with %s: %s'
-          % (len(files), clang_format, 'ok' if proc.returncode == 0 else 'FAILED'))
+    if EXCLUDED:
+        how += '; %d under %s left out' % (left_out, ' '.join(EXCLUDED))
+    print('%d files checked with %s (%s): %s'
+          % (len(files), clang_format, how, 'ok' if proc.returncode == 0 else 'FAILED'))
     return 0 if proc.returncode == 0 else 1
 
 
