@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../crc8_ref.h"
+#include "crc8_ref.h"
 #include "fixture.h"
 
 #define VD_REGION_SIZE	  25
