@@ -33,22 +33,25 @@ static struct {
 /* what a scenario needs made before its call (bits) */
 enum with {
 	NOTHING = 0,
-	RCQ = 1 << 0,		   /* a configuration with a receive CQ */
-	SHARED_CHANNEL = 1 << 1,   /* a configuration with one completion channel */
-	SRQ = 1 << 2,		   /* a configuration with a shared RQ that has its own CQ */
-	SRQ_CFG_NO_RCQ = 1 << 3,   /* a shared RQ configuration without a receive CQ */
-	ENDPOINT = 1 << 4,	   /* a listening endpoint */
-	CLIENT_REQUEST = 1 << 5,   /* a client's connection request on it */
-	ACTIVE_REQ = 1 << 6,	   /* a request made by rpma_conn_req_new() */
-	PASSIVE_REQ = 1 << 7,	   /* a request taken by rpma_ep_next_conn_req() */
+	RCQ = 1 << 0,		 /* a configuration with a receive CQ */
+	SHARED_CHANNEL = 1 << 1, /* a configuration with one completion channel */
+	SRQ = 1 << 2,		 /* a configuration with a shared RQ that has its own CQ */
+	SRQ_CFG_NO_RCQ = 1 << 3, /* a shared RQ configuration without a receive CQ */
+	ENDPOINT = 1 << 4,	 /* a listening endpoint */
+	CLIENT_REQUEST = 1 << 5, /* a client's connection request on it */
+	ACTIVE_REQ = 1 << 6,	 /* a request made by rpma_conn_req_new() */
+	PASSIVE_REQ = 1 << 7,	 /* a request taken by rpma_ep_next_conn_req() */
 };
 
+/* the fields of the descriptor, one a line */
+/* clang-format off */
 static const uint8_t mr_descriptor[21] = {
 	0x00, 0x10, 0x20, 0x00, 0x7f, 0x00, 0x00, 0x00, /* address */
 	0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* length */
 	0x51, 0x51, 0x00, 0x00,				/* rkey */
 	RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST,
 };
+/* clang-format on */
 static const uint8_t peer_cfg_descriptor[1] = { 1 };
 static char client_pdata[] = "client";
 static char server_pdata[] = "server";
@@ -129,14 +132,14 @@ static void with_cleanup(void)
  * `out`, with what `with` asks for made before (ctx); `delete` frees it.
  */
 #define ALLOC_SCENARIOS(SCENARIO)                                                                  \
-	SCENARIO(peer_new, NOTHING, struct rpma_peer,                                              \
-		 rpma_peer_new(fake_verbs_context(), out), rpma_peer_delete)                       \
+	SCENARIO(peer_new, NOTHING, struct rpma_peer, rpma_peer_new(fake_verbs_context(), out),    \
+		 rpma_peer_delete)                                                                 \
 	SCENARIO(peer_cfg_new, NOTHING, struct rpma_peer_cfg, rpma_peer_cfg_new(out),              \
 		 rpma_peer_cfg_delete)                                                             \
-	SCENARIO(peer_cfg_from_descriptor, NOTHING, struct rpma_peer_cfg,                          \
-		 rpma_peer_cfg_from_descriptor(peer_cfg_descriptor, sizeof(peer_cfg_descriptor),   \
-					       out),                                               \
-		 rpma_peer_cfg_delete)                                                             \
+	SCENARIO(                                                                                  \
+	    peer_cfg_from_descriptor, NOTHING, struct rpma_peer_cfg,                               \
+	    rpma_peer_cfg_from_descriptor(peer_cfg_descriptor, sizeof(peer_cfg_descriptor), out),  \
+	    rpma_peer_cfg_delete)                                                                  \
 	SCENARIO(mr_reg, NOTHING, struct rpma_mr_local,                                            \
 		 rpma_mr_reg(fx_peer, region, sizeof(region),                                      \
 			     RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |                    \
@@ -219,7 +222,7 @@ static void with_cleanup(void)
 	{                                                                                          \
 		(void)arg;                                                                         \
 		if (succeeded) {                                                                   \
-			assert_int_equal(delete(&name##_out), 0);                                  \
+			assert_int_equal(delete (&name##_out), 0);                                 \
 			assert_null(name##_out);                                                   \
 		}                                                                                  \
 		with_cleanup();                                                                    \
@@ -265,11 +268,10 @@ static void data_path__allocates_nothing(void **state)
 	struct rpma_mr_local *mr = fx_mr(region, sizeof(region),
 					 RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
 					     RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
-	struct rpma_mr_remote *rmr =
-	    fx_mr_remote(0x7f0000200000ULL, 4096, 0x5151U,
-			 RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
-			     RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-			     RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	struct rpma_mr_remote *rmr = fx_mr_remote(0x7f0000200000ULL, 4096, 0x5151U,
+						  RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+						      RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+						      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	struct rpma_peer_cfg *pcfg = NULL;
 	assert_int_equal(rpma_peer_cfg_new(&pcfg), 0);
 	assert_int_equal(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
@@ -294,10 +296,8 @@ static void data_path__allocates_nothing(void **state)
 	assert_int_equal(rpma_write(conn, rmr, 0, mr, 0, 64, f, (void *)2), 0);
 	assert_int_equal(rpma_write_with_imm(conn, rmr, 0, mr, 0, 64, f, 7, (void *)3), 0);
 	assert_int_equal(rpma_atomic_write(conn, rmr, 8, word, f, (void *)4), 0);
-	assert_int_equal(
-	    rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY, f, (void *)5), 0);
-	assert_int_equal(
-	    rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT, f, (void *)6), 0);
+	assert_int_equal(rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY, f, (void *)5), 0);
+	assert_int_equal(rpma_flush(conn, rmr, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT, f, (void *)6), 0);
 	assert_int_equal(rpma_send(conn, mr, 0, 64, f, (void *)7), 0);
 	assert_int_equal(rpma_send_with_imm(conn, mr, 0, 64, f, 9, (void *)8), 0);
 	assert_int_equal(rpma_recv(conn, mr, 0, 64, (void *)9), 0);
@@ -307,9 +307,9 @@ static void data_path__allocates_nothing(void **state)
 
 	/* completions of the first four posts, taken every way there is */
 	for (unsigned i = 0; i < 4; i++) {
-		struct ibv_wc wc = fx_wc(fake_verbs_send(i)->wr.wr_id,
-					 i == 0 ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE,
-					 IBV_WC_SUCCESS);
+		struct ibv_wc wc =
+		    fx_wc(fake_verbs_send(i)->wr.wr_id,
+			  i == 0 ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
 		fake_verbs_push_wc(icq, &wc);
 	}
 	struct ibv_wc rwc = fx_wc(9, IBV_WC_RECV, IBV_WC_SUCCESS);
@@ -398,6 +398,8 @@ static void hooks__see_the_library(void **state)
 
 int main(void)
 {
+	/* the commas are in the macros: one group a line */
+	/* clang-format off */
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown),
 #define T_SCENARIO(name, ...) T(name)
 #define T_PROVIDER(name)      T(name##__provider)
@@ -408,6 +410,7 @@ int main(void)
 		T(data_path__allocates_nothing)
 	};
 #undef T
+	/* clang-format on */
 	cmocka_set_message_output(CM_OUTPUT_TAP);
 	return cmocka_run_group_tests_name("alloc", tests, NULL, NULL);
 }

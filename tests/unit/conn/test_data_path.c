@@ -517,9 +517,9 @@ static void atomic_write__native_needs_the_target(void **state)
 					      vd_decode_region(d, sizeof(d)) };
 	for (int i = 0; i < 2; i++) {
 		const unsigned sends = fake_verbs_sends();
-		assert_int_equal(rpma_atomic_write(conn, targets[i], 64, src8,
-						   RPMA_F_COMPLETION_ALWAYS, &ctx),
-				 0);
+		assert_int_equal(
+		    rpma_atomic_write(conn, targets[i], 64, src8, RPMA_F_COMPLETION_ALWAYS, &ctx),
+		    0);
 		assert_int_equal(fake_verbs_sends(), sends + 1);
 		const struct fake_send_record *r = fake_verbs_send(sends);
 		assert_false(r->native_atomic_write);
@@ -767,10 +767,10 @@ static void flush__empty_region(void **state)
 	(void)state;
 	apply_pmem(true);
 	struct rpma_mr_remote *empty = fx_mr_remote(RADDR, 0, RKEY, RUSAGE_ALL);
-	FX_INVAL(rpma_flush(conn, empty, 0, 0, RPMA_FLUSH_TYPE_PERSISTENT,
-			    RPMA_F_COMPLETION_ALWAYS, &ctx));
-	FX_INVAL(rpma_flush(conn, empty, 0, 0, RPMA_FLUSH_TYPE_VISIBILITY,
-			    RPMA_F_COMPLETION_ALWAYS, &ctx));
+	FX_INVAL(rpma_flush(conn, empty, 0, 0, RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS,
+			    &ctx));
+	FX_INVAL(rpma_flush(conn, empty, 0, 0, RPMA_FLUSH_TYPE_VISIBILITY, RPMA_F_COMPLETION_ALWAYS,
+			    &ctx));
 	assert_int_equal(fake_verbs_sends(), 0);
 	fx_mr_remote_delete(&empty);
 }

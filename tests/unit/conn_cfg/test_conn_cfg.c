@@ -387,8 +387,8 @@ static void conn_cfg_gpspm_round_trip(void **state)
 {
 	(void)state;
 	static const enum rpma_gpspm_mode modes[] = {
-		RPMA_GPSPM_POLLED, RPMA_GPSPM_THREAD, RPMA_GPSPM_DISABLED, RPMA_GPSPM_THREAD,
-		RPMA_GPSPM_POLLED,
+		RPMA_GPSPM_POLLED, RPMA_GPSPM_THREAD, RPMA_GPSPM_DISABLED,
+		RPMA_GPSPM_THREAD, RPMA_GPSPM_POLLED,
 	};
 	struct rpma_conn_cfg *cfg = new_cfg();
 	for (size_t i = 0; i < UT_ARRAY_SIZE(modes); i++) {

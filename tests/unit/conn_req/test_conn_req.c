@@ -578,9 +578,9 @@ static void connect__conn_param(void **state)
 	struct rpma_ep *ep = fx_listen(&evch);
 	for (int passive = 0; passive <= 1; passive++) {
 		for (int with_pdata = 0; with_pdata <= 1; with_pdata++) {
-			struct rpma_conn_req *req = passive ? fx_req_passive(ep, evch, NULL, NULL,
-									     0, NULL)
-							    : fx_req_active(NULL, NULL);
+			struct rpma_conn_req *req =
+			    passive ? fx_req_passive(ep, evch, NULL, NULL, 0, NULL)
+				    : fx_req_active(NULL, NULL);
 			struct rpma_conn *conn = NULL;
 			unsigned calls = fake_verbs_calls(passive ? FAKE_ACCEPT : FAKE_CONNECT);
 			assert_int_equal(

@@ -301,10 +301,10 @@ static void *post_mixed(void *arg)
 	for (int i = 0; i < CONCURRENT_OPS_PER_THREAD; i++) {
 		const int slot = first + 2 * i;
 		void *ctx = &kinds[2 * slot + (i % 2)];
-		const int ret = i % 2 ? rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
-						   RPMA_F_COMPLETION_ALWAYS, ctx)
-				      : rpma_read(conn, mr, 0, rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
-						  ctx);
+		const int ret =
+		    i % 2 ? rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+				       RPMA_F_COMPLETION_ALWAYS, ctx)
+			  : rpma_read(conn, mr, 0, rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS, ctx);
 		if (ret)
 			return (void *)1;
 	}
@@ -348,10 +348,10 @@ static void get__concurrent_posters_keep_kinds(void **state)
  * Contexts encode the kind: even offsets into `marks` are reads, odd ones
  * flushes.
  */
-#define MT_POSTERS	 2
+#define MT_POSTERS	  2
 #define MT_OPS_PER_POSTER 4000
-#define MT_TOTAL	 (MT_POSTERS * MT_OPS_PER_POSTER)
-#define MT_IN_FLIGHT	 12 /* fewer than the flush slots of a default connection */
+#define MT_TOTAL	  (MT_POSTERS * MT_OPS_PER_POSTER)
+#define MT_IN_FLIGHT	  12 /* fewer than the flush slots of a default connection */
 
 static unsigned char marks[MT_TOTAL * 2];
 static unsigned mt_posted, mt_taken, mt_failures;
@@ -372,9 +372,10 @@ static void *mt_post(void *arg)
 		const int op = poster * MT_OPS_PER_POSTER + i;
 		const bool is_flush = (i + poster) % 3 != 0;
 		void *ctx = &marks[2 * op + (is_flush ? 1 : 0)];
-		int ret = is_flush ? rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
-						RPMA_F_COMPLETION_ALWAYS, ctx)
-				   : rpma_read(conn, mr, 0, rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS, ctx);
+		int ret = is_flush
+			      ? rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+					   RPMA_F_COMPLETION_ALWAYS, ctx)
+			      : rpma_read(conn, mr, 0, rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS, ctx);
 		if (ret) {
 			__atomic_add_fetch(&mt_failures, 1, __ATOMIC_RELAXED);
 			return NULL;

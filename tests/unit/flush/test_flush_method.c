@@ -724,7 +724,8 @@ static void iwarp__flush_read_is_fenced(void **state)
 		fake_verbs_push_wc(icq, &w);
 		if (!signaled) {
 			/* failed: the read's own completion and the write's, one flush */
-			struct ibv_wc r = fx_wc(rd->wr.wr_id, IBV_WC_RDMA_READ, IBV_WC_REM_ACCESS_ERR);
+			struct ibv_wc r =
+			    fx_wc(rd->wr.wr_id, IBV_WC_RDMA_READ, IBV_WC_REM_ACCESS_ERR);
 			fake_verbs_push_wc(icq, &r);
 		}
 		struct rpma_completion c;

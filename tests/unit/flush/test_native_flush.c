@@ -157,21 +157,17 @@ static void expect_posted(struct rpma_mr_remote *rmr, enum rpma_flush_type type,
 	}
 	assert_int_equal(method, RPMA_FLUSH_METHOD_NATIVE);
 	assert_int_equal(r->wr.opcode, FAKE_WR_FLUSH);
-	assert_int_equal(r->native_flush, type == RPMA_FLUSH_TYPE_PERSISTENT
-					      ? FAKE_FLUSH_PERSISTENT
-					      : FAKE_FLUSH_GLOBAL);
+	assert_int_equal(r->native_flush, type == RPMA_FLUSH_TYPE_PERSISTENT ? FAKE_FLUSH_PERSISTENT
+									     : FAKE_FLUSH_GLOBAL);
 }
 
 static void method__every_combination(void **state)
 {
 	(void)state;
-	static const uint8_t offers[] = { VD_RAW,
-					  VD_RAW | VD_NATIVE_VIS,
-					  VD_RAW | VD_NATIVE_PERS,
-					  VD_RAW | NATIVE,
-					  NATIVE,
-					  VD_NATIVE_PERS,
-					  VD_RAW | VD_GPSPM | NATIVE };
+	static const uint8_t offers[] = {
+		VD_RAW, VD_RAW | VD_NATIVE_VIS, VD_RAW | VD_NATIVE_PERS,   VD_RAW | NATIVE,
+		NATIVE, VD_NATIVE_PERS,		VD_RAW | VD_GPSPM | NATIVE
+	};
 	static const enum rpma_flush_type types[] = { RPMA_FLUSH_TYPE_PERSISTENT,
 						      RPMA_FLUSH_TYPE_VISIBILITY };
 	unsigned seen[4] = { 0 };
@@ -247,9 +243,8 @@ static void method__native_beats_gpspm(void **state)
 static void method__usage_still_decides(void **state)
 {
 	(void)state;
-	struct rpma_mr_remote *vis_only =
-	    region_sized(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-			 VD_RAW | NATIVE, RLEN);
+	struct rpma_mr_remote *vis_only = region_sized(
+	    RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, VD_RAW | NATIVE, RLEN);
 	assert_int_equal(method_of(vis_only, RPMA_FLUSH_TYPE_PERSISTENT), RPMA_FLUSH_METHOD_NONE);
 	const unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
 	FX_REFUSED(RPMA_E_NOSUPP, rpma_flush(conn, vis_only, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT,
@@ -372,8 +367,7 @@ static void flush__range_edges(void **state)
 	assert_int_equal(rpma_flush(conn, rmr, 4096, UINT32_MAX, RPMA_FLUSH_TYPE_PERSISTENT,
 				    RPMA_F_COMPLETION_ON_ERROR, &ctx),
 			 0);
-	expect_native(posted_since(before), FAKE_FLUSH_PERSISTENT, RADDR + 4096, UINT32_MAX,
-		      false);
+	expect_native(posted_since(before), FAKE_FLUSH_PERSISTENT, RADDR + 4096, UINT32_MAX, false);
 	fx_mr_remote_delete(&rmr);
 }
 
@@ -385,11 +379,11 @@ static void flush__long_range_whole_region(void **state)
 	struct rpma_mr_remote *rmr = region_sized(USAGE, VD_RAW | NATIVE, huge);
 	for (int t = 0; t < 2; t++) {
 		const unsigned before = fake_verbs_sends();
-		assert_int_equal(rpma_flush(conn, rmr, 8192, (size_t)UINT32_MAX + 1,
-					    t ? RPMA_FLUSH_TYPE_VISIBILITY
-					      : RPMA_FLUSH_TYPE_PERSISTENT,
-					    RPMA_F_COMPLETION_ON_ERROR, &ctx),
-				 0);
+		assert_int_equal(
+		    rpma_flush(conn, rmr, 8192, (size_t)UINT32_MAX + 1,
+			       t ? RPMA_FLUSH_TYPE_VISIBILITY : RPMA_FLUSH_TYPE_PERSISTENT,
+			       RPMA_F_COMPLETION_ON_ERROR, &ctx),
+		    0);
 		expect_native(posted_since(before), t ? FAKE_FLUSH_GLOBAL : FAKE_FLUSH_PERSISTENT,
 			      RADDR, 0, true);
 	}
@@ -528,11 +522,10 @@ static void batch__native_flush_through_qp_ex(void **state)
 	/* each flush completes with its own context, as RPMA_OP_FLUSH */
 	struct rpma_cq *cq = NULL;
 	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
-	struct ibv_wc wc = fx_wc(fake_verbs_send(4)->wr.wr_id, (enum ibv_wc_opcode)FAKE_WC_FLUSH,
-				 IBV_WC_SUCCESS);
+	struct ibv_wc wc =
+	    fx_wc(fake_verbs_send(4)->wr.wr_id, (enum ibv_wc_opcode)FAKE_WC_FLUSH, IBV_WC_SUCCESS);
 	fake_verbs_push_wc(id->qp->send_cq, &wc);
-	wc = fx_wc(fake_verbs_send(2)->wr.wr_id, (enum ibv_wc_opcode)FAKE_WC_FLUSH,
-		   IBV_WC_SUCCESS);
+	wc = fx_wc(fake_verbs_send(2)->wr.wr_id, (enum ibv_wc_opcode)FAKE_WC_FLUSH, IBV_WC_SUCCESS);
 	fake_verbs_push_wc(id->qp->send_cq, &wc);
 	struct rpma_completion c;
 	assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
@@ -638,8 +631,8 @@ static void completion__as_flush(void **state)
 	assert_int_equal(rpma_flush(conn, rmr, OFFSET, LEN, RPMA_FLUSH_TYPE_VISIBILITY,
 				    RPMA_F_COMPLETION_ALWAYS, &ctx2),
 			 0);
-	struct ibv_wc wc = fx_wc(fake_verbs_send(0)->wr.wr_id,
-				 (enum ibv_wc_opcode)FAKE_WC_FLUSH, IBV_WC_SUCCESS);
+	struct ibv_wc wc =
+	    fx_wc(fake_verbs_send(0)->wr.wr_id, (enum ibv_wc_opcode)FAKE_WC_FLUSH, IBV_WC_SUCCESS);
 	fake_verbs_push_wc(main_cq(), &wc);
 	wc = fx_wc(fake_verbs_send(1)->wr.wr_id, (enum ibv_wc_opcode)FAKE_WC_FLUSH,
 		   IBV_WC_REM_ACCESS_ERR);
@@ -670,8 +663,8 @@ static void completion__as_read_in_get_wc(void **state)
 	assert_int_equal(rpma_flush(conn, rmr, OFFSET, LEN, RPMA_FLUSH_TYPE_PERSISTENT,
 				    RPMA_F_COMPLETION_ALWAYS, &ctx),
 			 0);
-	struct ibv_wc wc = fx_wc(fake_verbs_send(0)->wr.wr_id,
-				 (enum ibv_wc_opcode)FAKE_WC_FLUSH, IBV_WC_SUCCESS);
+	struct ibv_wc wc =
+	    fx_wc(fake_verbs_send(0)->wr.wr_id, (enum ibv_wc_opcode)FAKE_WC_FLUSH, IBV_WC_SUCCESS);
 	fake_verbs_push_wc(main_cq(), &wc);
 	struct ibv_wc got[2];
 	memset(got, 0x5a, sizeof(got));

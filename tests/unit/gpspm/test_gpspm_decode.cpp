@@ -86,8 +86,8 @@ void answer(uint8_t m[64], uint8_t status)
 gpspm_kind decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
 {
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-	void *map = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	void *map =
+	    mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(map != MAP_FAILED);
 	auto *base = static_cast<uint8_t *>(map);
 	assert_int_equal(mprotect(base + page, page, PROT_NONE), 0);
@@ -345,18 +345,18 @@ void range_overflow_and_past_the_region(void **)
 	static const struct {
 		uint64_t raddr, len;
 	} refused[] = {
-		{ base - 1, 8 },		  /* starts before */
-		{ base - 1, 1 },		  /* ends at the first byte, starts before */
-		{ base + size - 8, 9 },		  /* ends after */
-		{ base + size, 1 },		  /* starts at the end */
-		{ base + size + 1, 0 },		  /* empty, but beyond */
-		{ base, size + 1 },		  /* one byte too long */
-		{ base + 8, UINT64_MAX },	  /* raddr + len overflows */
-		{ base + 8, UINT64_MAX - 7 },	  /* ends exactly at 2^64 */
-		{ UINT64_MAX - 3, 16 },		  /* the address wraps */
-		{ UINT64_MAX, 1 },		  /* the last address */
-		{ 0, 8 },			  /* the first */
-		{ base - size, 2 * size },	  /* covers the region and more */
+		{ base - 1, 8 },	      /* starts before */
+		{ base - 1, 1 },	      /* ends at the first byte, starts before */
+		{ base + size - 8, 9 },	      /* ends after */
+		{ base + size, 1 },	      /* starts at the end */
+		{ base + size + 1, 0 },	      /* empty, but beyond */
+		{ base, size + 1 },	      /* one byte too long */
+		{ base + 8, UINT64_MAX },     /* raddr + len overflows */
+		{ base + 8, UINT64_MAX - 7 }, /* ends exactly at 2^64 */
+		{ UINT64_MAX - 3, 16 },	      /* the address wraps */
+		{ UINT64_MAX, 1 },	      /* the last address */
+		{ 0, 8 },		      /* the first */
+		{ base - size, 2 * size },    /* covers the region and more */
 	};
 	gpspm_message m;
 	for (const auto &r : refused) {

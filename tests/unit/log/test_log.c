@@ -489,9 +489,8 @@ static void log_user_function_gets_the_format(void **state)
 /* a 1.x log function that prints the format as it is writes one line each */
 static FILE *vfprintf_target;
 
-static void vfprintf_function(enum rpma_log_level level, const char *file_name,
-			      const int line_no, const char *function_name,
-			      const char *message_format, ...)
+static void vfprintf_function(enum rpma_log_level level, const char *file_name, const int line_no,
+			      const char *function_name, const char *message_format, ...)
 {
 	(void)level;
 	(void)file_name;

@@ -1152,9 +1152,9 @@ static void advise_device_without_odp(void **state)
  * then the trailer [0xD7 magic][version 1][flush methods][crc8 of bytes 0..23]
  */
 
-#define VDESC_SIZE	  25
-#define METHOD_RAW	  0x01 /* read-after-write */
-#define METHOD_GPSPM	  0x02
+#define VDESC_SIZE	 25
+#define METHOD_RAW	 0x01 /* read-after-write */
+#define METHOD_GPSPM	 0x02
 #define USAGE_PERSISTENT RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT
 
 static void record_nothing(const void *ptr, size_t len)
@@ -1300,7 +1300,8 @@ static void vdesc_methods_by_usage(void **state)
 static void vdesc_methods_follow_persist_fn(void **state)
 {
 	(void)state;
-	struct rpma_mr_local *mr = reg(buf, sizeof(buf), RPMA_MR_USAGE_WRITE_DST | USAGE_PERSISTENT);
+	struct rpma_mr_local *mr =
+	    reg(buf, sizeof(buf), RPMA_MR_USAGE_WRITE_DST | USAGE_PERSISTENT);
 	assert_int_equal(methods_of(mr), METHOD_RAW);
 	assert_int_equal(rpma_mr_set_persist_fn(mr, record_nothing), 0);
 	assert_int_equal(methods_of(mr), METHOD_RAW | METHOD_GPSPM);
@@ -1388,7 +1389,8 @@ static void persist_fn_needs_persistent_usage(void **state)
 	static const int refused[] = {
 		RPMA_MR_USAGE_WRITE_DST,
 		RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
-		RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_READ_SRC,
+		RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+		    RPMA_MR_USAGE_READ_SRC,
 	};
 	for (size_t i = 0; i < UT_ARRAY_SIZE(refused); i++) {
 		struct rpma_mr_local *mr = reg(buf, sizeof(buf), refused[i]);
@@ -1519,7 +1521,8 @@ static void native_access_by_usage(void **state)
 		const int access = fake_verbs_reg_mr(before)->access;
 		assert_int_equal(access & FLUSH_ACCESS, cases[i].flush_access);
 		/* read-after-write peers (librpma 1.x ones) are served all the same */
-		assert_int_equal(access & ~FLUSH_ACCESS, access_for(cases[i].usage) & ~FLUSH_ACCESS);
+		assert_int_equal(access & ~FLUSH_ACCESS,
+				 access_for(cases[i].usage) & ~FLUSH_ACCESS);
 		if (cases[i].flush_access)
 			assert_true(access & IBV_ACCESS_REMOTE_READ);
 		assert_int_equal(methods_of(mr), cases[i].methods);

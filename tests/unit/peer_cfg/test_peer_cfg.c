@@ -452,8 +452,8 @@ static void peer_cfg_vdesc_gpspm_depth(void **state)
 		uint32_t rq_size;
 		uint8_t depth;
 	} cases[] = {
-		{ 1, 1 }, { 10, 10 }, { 37, 37 }, { 254, 254 }, { 255, 255 }, { 256, 255 },
-		{ 100000, 255 },
+		{ 1, 1 },     { 10, 10 },   { 37, 37 },	     { 254, 254 },
+		{ 255, 255 }, { 256, 255 }, { 100000, 255 },
 	};
 	struct rpma_peer_cfg *pcfg = new_pcfg();
 	for (size_t i = 0; i < UT_ARRAY_SIZE(cases); i++) {

@@ -6,8 +6,9 @@
  * operation; a receive CQ polled by several threads; one peer registering
  * and deregistering regions, listening and making requests from several
  * threads; configurations changed while read; log thresholds and function
- * changed while others log; the provider error number kept per thread. The ThreadSanitizer build (suite tsan) runs it
- * too, which is where a data race shows.
+ * changed while others log; the provider error number kept per thread.
+ * The ThreadSanitizer build (suite tsan) runs it too, which is where a data
+ * race shows.
  *
  * Worker threads do not call cmocka (it cannot fail a test from another
  * thread): they record the first failure, which the test's own thread then
@@ -87,9 +88,12 @@ static void run_threads(unsigned n, void *(*fn)(void *), void *args, size_t arg_
 enum kind { K_WRITE, K_READ, K_FLUSH_PERSISTENT, K_FLUSH_VISIBILITY, K_ATOMIC, K_SEND, K_IMM, K_N };
 
 static const enum rpma_op expected_op[K_N] = {
-	[K_WRITE] = RPMA_OP_WRITE, [K_READ] = RPMA_OP_READ,
-	[K_FLUSH_PERSISTENT] = RPMA_OP_FLUSH, [K_FLUSH_VISIBILITY] = RPMA_OP_FLUSH,
-	[K_ATOMIC] = RPMA_OP_WRITE, [K_SEND] = RPMA_OP_SEND,
+	[K_WRITE] = RPMA_OP_WRITE,
+	[K_READ] = RPMA_OP_READ,
+	[K_FLUSH_PERSISTENT] = RPMA_OP_FLUSH,
+	[K_FLUSH_VISIBILITY] = RPMA_OP_FLUSH,
+	[K_ATOMIC] = RPMA_OP_WRITE,
+	[K_SEND] = RPMA_OP_SEND,
 	[K_IMM] = RPMA_OP_WRITE,
 };
 
@@ -357,7 +361,7 @@ static void receive_cq__polled_by_several_threads(void **state)
  * One peer: regions, endpoints and connection requests from several threads
  */
 
-#define PEER_USERS 4
+#define PEER_USERS  4
 #define PEER_ROUNDS 150
 
 struct peer_user_arg {
@@ -512,8 +516,8 @@ static void *logger(void *arg)
 	for (unsigned i = 0; i < LOG_ROUNDS; i++) {
 		/* an invalid argument is logged at ERROR */
 		CHECK(rpma_conn_cfg_set_cq_size(NULL, 1) == RPMA_E_INVAL);
-		CHECK(rpma_mr_remote_from_descriptor("short", 5, &(struct rpma_mr_remote *){ NULL }) ==
-		      RPMA_E_INVAL);
+		CHECK(rpma_mr_remote_from_descriptor(
+			  "short", 5, &(struct rpma_mr_remote *){ NULL }) == RPMA_E_INVAL);
 	}
 	return NULL;
 }
@@ -648,6 +652,8 @@ static void waiting__two_threads_one_event(void **state)
 
 int main(void)
 {
+	/* one test a line */
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, threads_setup, fx_teardown)
 		T(posting__threads_on_one_connection),
@@ -659,6 +665,7 @@ int main(void)
 		T(waiting__two_threads_one_event),
 #undef T
 	};
+	/* clang-format on */
 	cmocka_set_message_output(CM_OUTPUT_TAP);
 	return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
