@@ -28,7 +28,7 @@ extern "C" {
 
 #include <librpma.h>
 
-#include "gpspm.hpp"
+#include "gpspm_wire.hpp"
 
 using rpma::gpspm_decode;
 using rpma::gpspm_kind;

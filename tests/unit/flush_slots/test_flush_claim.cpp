@@ -27,7 +27,7 @@ extern "C" {
 #include <librpma.h>
 
 #include "fake_verbs.h"
-#include "flush.hpp"
+#include "flush_slots.hpp"
 
 using rpma::conn_flush;
 using rpma::flush_slot;
