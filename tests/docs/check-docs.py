@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """
-check-docs.py -- what the documentation names exists.
+check-docs.py -- what the documentation names exists, and what several
+documents state agrees.
 
-usage: check-docs.py SOURCE_ROOT
+usage: check-docs.py SOURCE_ROOT [--only paths|facts]
 
 The documents: README.md, CONTRIBUTING.md, NEWS.md, doc/*.md, the manual
 pages (man/man*/*.[0-9]), examples/README.md, examples/*/README.md and
-tools/**/README*. In each, three kinds of reference are checked:
+tools/**/README*. Two checks, both by default, one with --only:
+
+paths: in each document, three kinds of reference are checked:
 
   - a repository path: a word that starts with one of the tree's top-level
     directories (ROOTS below) followed by "/", such as src/flush.cpp or
@@ -20,7 +23,7 @@ tools/**/README*. In each, three kinds of reference are checked:
     rpma-mirror(N) must have a page man/manN/NAME.N, or be a link that
     man/meson.build installs (install_symlink).
 
-Left alone, on purpose:
+  Left alone, on purpose:
 
   - URLs (scheme://...), absolute paths (/usr, /dev, /tmp, /etc, ...),
     paths under ~ or $VARIABLE, and paths in build directories (build/,
@@ -37,20 +40,32 @@ Left alone, on purpose:
   - file names without a directory (report.md, server.c): too many of
     them are files that programs write or build.
 
+facts: the version, librpma 1.x's functions and the extensions, and what
+a flush gives on each platform of the target, wherever a document states
+them, agree with doc/facts.json, and doc/facts.json with meson.build and
+src/librpma.map (facts.py says how each is found).
+
 Roff is read after its escapes are taken out (\\fB, \\fI, \\fR, \\fP,
 \\f[B], \\-, \\%, \\&, ...), and the arguments of .BR, .IR, .RB, .RI, .BI
 and .IB are joined as the formatter joins them; comments (.\\") are
 skipped.
 
-Each missing reference is printed as FILE:LINE: what is missing; the last
-line says "N files checked, M references, K missing". Exit status 0 when
-nothing is missing, 1 otherwise, 2 on usage.
+Each problem is printed as FILE:LINE: what is wrong; each check ends with
+a line of its own: "paths: N files checked, M references, K missing",
+"facts: N files checked against doc/facts.json, K disagree". Exit status 0
+when nothing is wrong, 1 otherwise, 2 on usage.
 """
 
 import glob
 import os
 import re
 import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import facts  # noqa: E402
+
+CHECKS = ('paths', 'facts')
 
 # the top-level directories of the tree that documents name paths under
 ROOTS = ('bench', 'doc', 'examples', 'include', 'man', 'src', 'tests', 'tools')
@@ -246,33 +261,67 @@ class Checker:
                 self.report(doc, number, 'no such manual page: %s(%s)' % (name, section))
 
     def check(self, doc):
-        with open(os.path.join(self.root, doc), encoding='utf-8') as f:
-            text = f.read()
-        # the manual pages are roff, everything else Markdown (or plain text)
-        is_roff = bool(doc.startswith('man/') and re.search(r'\.[0-9]$', doc))
-        lines = roff_lines(text) if is_roff else markdown_lines(text)
-        for number, line, in_code in lines:
-            self.check_line(doc, number, line, in_code, is_roff)
+        for number, line, in_code in document_lines(self.root, doc):
+            self.check_line(doc, number, line, in_code, is_roff(doc))
 
 
-def main(argv):
-    if len(argv) != 2 or argv[1] in ('-h', '--help'):
-        sys.stderr.write('usage: check-docs.py SOURCE_ROOT\n')
-        return 2
-    root = argv[1]
-    docs = documents(root)
-    if not docs:
-        sys.stderr.write('check-docs.py: no documents under %s\n' % root)
-        return 2
+def is_roff(doc):
+    """the manual pages are roff, everything else Markdown (or plain text)"""
+    return bool(doc.startswith('man/') and re.search(r'\.[0-9]$', doc))
+
+
+def read(root, doc):
+    with open(os.path.join(root, doc), encoding='utf-8') as f:
+        return f.read()
+
+
+def document_lines(root, doc):
+    """(line number, text, in a code block) of a document"""
+    text = read(root, doc)
+    return list(roff_lines(text) if is_roff(doc) else markdown_lines(text))
+
+
+def check_paths(root, docs):
     checker = Checker(root)
     for doc in docs:
         checker.check(doc)
     for line in checker.missing:
         print(line)
-    print('%d files checked, %d references, %d missing'
+    print('paths: %d files checked, %d references, %d missing'
           % (len(docs), checker.references, len(checker.missing)))
-    return 1 if checker.missing else 0
+    return not checker.missing
 
+
+def check_facts(root, docs):
+    problems = facts.check(root, {doc: document_lines(root, doc) for doc in docs},
+                           {doc: read(root, doc) for doc in docs})
+    for line in problems:
+        print(line)
+    print('facts: %d files checked against %s, %d disagree'
+          % (len(docs), facts.FACTS, len(problems)))
+    return not problems
+
+
+def main(argv):
+    args = argv[1:]
+    only = None
+    if len(args) == 3 and args[1] == '--only' and args[2] in CHECKS:
+        only = args[2]
+        args = args[:1]
+    if len(args) != 1 or args[0] in ('-h', '--help'):
+        sys.stderr.write('usage: check-docs.py SOURCE_ROOT [--only %s]\n' % '|'.join(CHECKS))
+        return 2
+    root = args[0]
+    docs = documents(root)
+    if not docs:
+        sys.stderr.write('check-docs.py: no documents under %s\n' % root)
+        return 2
+    ok = True
+    if only in (None, 'paths'):
+        ok = check_paths(root, docs) and ok
+    if only in (None, 'facts'):
+        ok = check_facts(root, docs) and ok
+    return 0 if ok else 1
 
 if __name__ == '__main__':
     sys.exit(main(sys.argv))
