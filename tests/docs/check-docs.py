@@ -4,11 +4,12 @@
 check-docs.py -- what the documentation names exists, and what several
 documents state agrees.
 
-usage: check-docs.py SOURCE_ROOT [--only paths|facts]
+usage: check-docs.py SOURCE_ROOT [--only paths|facts|examples]
+                     [-- COMPILER ARGUMENTS...]
 
 The documents: README.md, CONTRIBUTING.md, NEWS.md, doc/*.md, the manual
 pages (man/man*/*.[0-9]), examples/README.md, examples/*/README.md and
-tools/**/README*. Two checks, both by default, one with --only:
+tools/**/README*. Three checks, all by default, one with --only:
 
 paths: in each document, three kinds of reference are checked:
 
@@ -45,6 +46,16 @@ a flush gives on each platform of the target, wherever a document states
 them, agree with doc/facts.json, and doc/facts.json with meson.build and
 src/librpma.map (facts.py says how each is found).
 
+examples: every ```c block of README.md is a complete program and
+compiles on its own against include/librpma.h: C11 with GNU extensions
+(the project's c_std), -O2 -Wall -Wextra -Werror, compiled to an object
+and not linked, with the C compiler of $CC (default cc) and the COMPILER
+ARGUMENTS (the build gives the -I of rdma-core's headers). README.md must
+have one. A compiler that cannot be run, or rdma-core's headers
+(<infiniband/verbs.h>) that it cannot find, fail the check with that
+reason before any example is compiled. (The C++ example of README.md is
+compiled by the cxx suite, tests/cxx/snippet.py.)
+
 Roff is read after its escapes are taken out (\\fB, \\fI, \\fR, \\fP,
 \\f[B], \\-, \\%, \\&, ...), and the arguments of .BR, .IR, .RB, .RI, .BI
 and .IB are joined as the formatter joins them; comments (.\\") are
@@ -52,20 +63,29 @@ skipped.
 
 Each problem is printed as FILE:LINE: what is wrong; each check ends with
 a line of its own: "paths: N files checked, M references, K missing",
-"facts: N files checked against doc/facts.json, K disagree". Exit status 0
-when nothing is wrong, 1 otherwise, 2 on usage.
+"facts: N files checked against doc/facts.json, K disagree", "examples: C
+examples of README.md: N, compiled with CC: ok". Exit status 0 when nothing
+is wrong, 1 otherwise, 2 on usage.
 """
 
 import glob
 import os
 import re
+import shlex
+import shutil
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import facts  # noqa: E402
 
-CHECKS = ('paths', 'facts')
+CHECKS = ('paths', 'facts', 'examples')
+
+# how README.md's C examples are compiled (with -I include/ and the arguments
+# given after --)
+C_ARGS = ['-x', 'c', '-std=gnu11', '-c', '-o', os.devnull, '-O2',
+          '-Wall', '-Wextra', '-Werror']
 
 # the top-level directories of the tree that documents name paths under
 ROOTS = ('bench', 'doc', 'examples', 'include', 'man', 'src', 'tests', 'tools')
@@ -302,14 +322,83 @@ def check_facts(root, docs):
     return not problems
 
 
+def c_blocks(text):
+    """(line number of the opening fence, source) of each ```c block"""
+    blocks = []
+    current = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if current is None:
+            if line.strip() == '```c':
+                current = (number, [])
+        elif MD_FENCE.match(line):
+            blocks.append((current[0], '\n'.join(current[1]) + '\n'))
+            current = None
+        else:
+            current[1].append(line)
+    return blocks
+
+
+def compile_c(compiler, args, source):
+    """(exit status, messages) of compiling source from standard input"""
+    try:
+        proc = subprocess.run(compiler + args + ['-'], input=source,
+                              capture_output=True, text=True)
+    except OSError as err:
+        return 127, str(err)
+    return proc.returncode, proc.stderr + proc.stdout
+
+
+def check_examples(root, extra):
+    doc = 'README.md'
+    what = 'examples: C examples of %s: %d, compiled with %s: %s'
+    compiler = shlex.split(os.environ.get('CC') or 'cc')
+    name = ' '.join(compiler)
+    blocks = c_blocks(read(root, doc))
+    if not blocks:
+        print('%s: no C example (a ```c block) to compile' % doc)
+        print(what % (doc, 0, name, 'FAILED'))
+        return False
+    if not compiler or not shutil.which(compiler[0]):
+        print('%s: the C compiler "%s" was not found: install gcc (or set CC)'
+              % (doc, name))
+        print(what % (doc, 0, name, 'FAILED'))
+        return False
+    includes = ['-I' + os.path.join(root, 'include')] + extra
+    status, messages = compile_c(compiler, C_ARGS + includes,
+                                 '#include <infiniband/verbs.h>\n')
+    if status != 0:
+        print('%s: rdma-core\'s headers cannot be found, so the examples cannot be '
+              'compiled: install libibverbs-dev (or give -I after --):\n%s'
+              % (doc, messages.rstrip()))
+        print(what % (doc, 0, name, 'FAILED'))
+        return False
+    failed = 0
+    for number, source in blocks:
+        # the compiler's messages name the lines of README.md
+        status, messages = compile_c(compiler, C_ARGS + includes,
+                                     '#line %d "%s"\n' % (number + 1, doc) + source)
+        if status != 0:
+            failed += 1
+            print('%s:%d: the C example does not compile:\n%s'
+                  % (doc, number, messages.rstrip()))
+    print(what % (doc, len(blocks), name,
+                  'FAILED (%d do not compile)' % failed if failed else 'ok'))
+    return not failed
+
+
 def main(argv):
     args = argv[1:]
+    extra = []
+    if '--' in args:
+        extra = args[args.index('--') + 1:]
+        args = args[:args.index('--')]
     only = None
     if len(args) == 3 and args[1] == '--only' and args[2] in CHECKS:
         only = args[2]
         args = args[:1]
     if len(args) != 1 or args[0] in ('-h', '--help'):
-        sys.stderr.write('usage: check-docs.py SOURCE_ROOT [--only %s]\n' % '|'.join(CHECKS))
+        sys.stderr.write('usage: check-docs.py SOURCE_ROOT [--only %s] '
+                         '[-- COMPILER ARGUMENTS...]\n' % '|'.join(CHECKS))
         return 2
     root = args[0]
     docs = documents(root)
@@ -321,6 +410,8 @@ def main(argv):
         ok = check_paths(root, docs) and ok
     if only in (None, 'facts'):
         ok = check_facts(root, docs) and ok
+    if only in (None, 'examples'):
+        ok = check_examples(root, extra) and ok
     return 0 if ok else 1
 
 if __name__ == '__main__':
