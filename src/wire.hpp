@@ -3,8 +3,8 @@
  * wire.hpp -- bytes that travel between peers: byte order, checksums, offsets
  *
  * Everything a peer sends is little-endian and packed, whatever the host
- * (see doc/wire-format.md). Decoders read bytes one by one: the buffers come
- * from the network and need not be aligned.
+ * (see doc/wire-format.md). The buffers come from the network and need not
+ * be aligned: every field is copied in or out, never read in place.
  */
 
 #ifndef RPMA_WIRE_HPP
@@ -12,47 +12,54 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <endian.h>
 
 namespace rpma::wire
 {
 
+/*
+ * Each a load or a store of the host, byte-swapped only on a big-endian
+ * one: memcpy() is how C++ reads unaligned bytes as an integer without
+ * undefined behaviour, and compilers make it one instruction.
+ */
 inline void put_le16(uint8_t *p, uint16_t v)
 {
-	p[0] = static_cast<uint8_t>(v);
-	p[1] = static_cast<uint8_t>(v >> 8);
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 inline void put_le32(uint8_t *p, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = static_cast<uint8_t>(v >> (8 * i));
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 inline void put_le64(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = static_cast<uint8_t>(v >> (8 * i));
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 inline uint16_t get_le16(const uint8_t *p)
 {
-	return static_cast<uint16_t>(p[0] | (p[1] << 8));
+	uint16_t v;
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
 }
 
 inline uint32_t get_le32(const uint8_t *p)
 {
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
 }
 
 inline uint64_t get_le64(const uint8_t *p)
 {
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
 }
 
 /*
