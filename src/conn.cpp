@@ -43,15 +43,6 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	return 0;
 }
 
-int rpma_conn::post_send(ibv_send_wr *wr)
-{
-	ibv_send_wr *bad_wr;
-	int ret = verbs::post_send(id->qp, wr, &bad_wr);
-	if (ret)
-		return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
-	return 0;
-}
-
 extern "C" {
 
 int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd)

@@ -20,6 +20,8 @@
 
 #include "conn_events.hpp"
 #include "conn_queues.hpp"
+#include "post.hpp"
+#include "verbs/verbs.hpp"
 
 struct rpma_peer;
 
@@ -32,8 +34,15 @@ struct rpma_conn {
 	/* from the peer configuration the target declared */
 	std::atomic<bool> direct_write_to_pmem{ false };
 
-	/* Posts one send work request: one doorbell. */
-	int post_send(ibv_send_wr *wr);
+	/* Posts one send work request (or a chain): one doorbell. */
+	int post_send(ibv_send_wr *wr)
+	{
+		ibv_send_wr *bad_wr;
+		const int ret = rpma::verbs::post_send(id->qp, wr, &bad_wr);
+		if (__builtin_expect(ret != 0, 0))
+			return rpma::post_failed(ret, "ibv_post_send");
+		return 0;
+	}
 };
 
 namespace rpma

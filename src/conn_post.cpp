@@ -86,6 +86,60 @@ static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 	return conn->post_send(&wr);
 }
 
+/*
+ * A one-sided operation between two regions, as the data path makes it:
+ * every check in one expression, then the fields a provider reads of an
+ * RDMA read or write filled (nothing else of the 128-byte work request is
+ * read for these opcodes). False when a check fails or there is no region
+ * (a zero-length operation): one_sided_prepare() then says what is wrong,
+ * or makes the empty operation.
+ */
+[[gnu::always_inline]] static inline bool
+fill_one_sided(const rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+	       const rpma_mr_remote *remote, size_t remote_offset, size_t len, unsigned send_flags,
+	       ibv_wr_opcode opcode, uint32_t imm, const void *op_context, ibv_send_wr *wr,
+	       ibv_sge *sge)
+{
+	if (__builtin_expect(local == nullptr || remote == nullptr ||
+				 (opcode == IBV_WR_RDMA_WRITE_WITH_IMM &&
+				  conn->queues.gpspm_mode != RPMA_GPSPM_DISABLED) ||
+				 !range_fits(local->mr->length, local_offset, len) ||
+				 len > UINT32_MAX || !range_fits(remote->size, remote_offset, len),
+			     0))
+		return false;
+	sge->addr = reinterpret_cast<uintptr_t>(local->mr->addr) + local_offset;
+	sge->length = static_cast<uint32_t>(len);
+	sge->lkey = local->mr->lkey;
+	wr->wr_id = wr_id_of(op_context);
+	wr->next = nullptr;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = opcode;
+	wr->send_flags = send_flags;
+	wr->imm_data = htonl(imm);
+	wr->wr.rdma.remote_addr = remote->raddr + remote_offset;
+	wr->wr.rdma.rkey = remote->rkey;
+	return true;
+}
+
+/* rpma_read, rpma_write, rpma_write_with_imm: checked, filled, posted */
+[[gnu::always_inline]] static inline int
+post_one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+	       const rpma_mr_remote *remote, size_t remote_offset, size_t len, int flags,
+	       ibv_wr_opcode opcode, uint32_t imm, const void *op_context)
+{
+	ibv_sge sge;
+	ibv_send_wr wr;
+	if (__builtin_expect(
+		conn == nullptr || flags == 0 || conn->queues.gpspm_mode == RPMA_GPSPM_THREAD ||
+		    !fill_one_sided(conn, local, local_offset, remote, remote_offset, len,
+				    send_flags_of(flags), opcode, imm, op_context, &wr, &sge),
+		0))
+		return one_sided(conn, local, local_offset, remote, remote_offset, len, flags,
+				 opcode, imm, op_context);
+	return conn->post_send(&wr);
+}
+
 static int send_prepare(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_t len,
 			unsigned send_flags, ibv_wr_opcode opcode, uint32_t imm,
 			const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
@@ -117,7 +171,7 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 }
 
 /* What the connection knows for choosing a flush method. */
-static flush_capabilities capabilities_of(const rpma_conn *conn)
+static inline flush_capabilities capabilities_of(const rpma_conn *conn)
 {
 	flush_capabilities caps;
 	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
@@ -132,9 +186,10 @@ static flush_capabilities capabilities_of(const rpma_conn *conn)
  * the connection agreed for type: claims its slot (and for GPSPM its place
  * in the flow control). RPMA_E_NOSUPP when no method carries it.
  */
-static int flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst, size_t offset, size_t len,
-			 rpma_flush_type type, unsigned send_flags, const void *op_context,
-			 prepared_wr *p)
+[[gnu::always_inline]] static inline int flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst,
+						       size_t offset, size_t len,
+						       rpma_flush_type type, unsigned send_flags,
+						       const void *op_context, prepared_wr *p)
 {
 	const char *why = nullptr;
 	conn_flush *flush = conn->queues.flush;
@@ -182,7 +237,8 @@ template <typename Enum> static int stored_value(const Enum &field)
 }
 
 /* One element of rpma_post_batch(), made ready to post. */
-static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *p)
+[[gnu::always_inline]] static inline int batch_prepare(rpma_conn *conn, const rpma_batch_op &op,
+						       prepared_wr *p)
 {
 	p->slot = nullptr;
 	p->native.placement = 0;
@@ -192,14 +248,24 @@ static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *
 	switch (kind) {
 	case RPMA_OP_READ:
 		RPMA_CHECK_ARG(!op.with_imm);
+		if (fill_one_sided(conn, op.local, op.local_offset, op.remote, op.remote_offset,
+				   op.len, send_flags, IBV_WR_RDMA_READ, 0, op.op_context, &p->wr,
+				   &p->sge))
+			return 0;
 		return one_sided_prepare(conn, op.local, op.local_offset, op.remote,
 					 op.remote_offset, op.len, send_flags, IBV_WR_RDMA_READ, 0,
 					 op.op_context, &p->wr, &p->sge);
-	case RPMA_OP_WRITE:
-		return one_sided_prepare(
-		    conn, op.local, op.local_offset, op.remote, op.remote_offset, op.len,
-		    send_flags, op.with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
-		    op.imm, op.op_context, &p->wr, &p->sge);
+	case RPMA_OP_WRITE: {
+		const ibv_wr_opcode opcode =
+		    op.with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+		if (fill_one_sided(conn, op.local, op.local_offset, op.remote, op.remote_offset,
+				   op.len, send_flags, opcode, op.imm, op.op_context, &p->wr,
+				   &p->sge))
+			return 0;
+		return one_sided_prepare(conn, op.local, op.local_offset, op.remote,
+					 op.remote_offset, op.len, send_flags, opcode, op.imm,
+					 op.op_context, &p->wr, &p->sge);
+	}
 	case RPMA_OP_SEND:
 		RPMA_CHECK_ARG(op.remote == nullptr);
 		return send_prepare(conn, op.local, op.local_offset, op.len, send_flags,
@@ -221,30 +287,67 @@ static int batch_prepare(rpma_conn *conn, const rpma_batch_op &op, prepared_wr *
 	}
 }
 
+/* A checked flush, made ready and posted; its slot given back if the post fails. */
+[[gnu::always_inline]] static inline int flush_post(rpma_conn *conn, const rpma_mr_remote *dst,
+						    size_t offset, size_t len, rpma_flush_type type,
+						    unsigned send_flags, const void *op_context)
+{
+	prepared_wr p;
+	int ret = flush_prepare(conn, dst, offset, len, type, send_flags, op_context, &p);
+	if (__builtin_expect(ret != 0, 0))
+		return ret;
+	if (__builtin_expect(p.native.placement != 0, 0)) {
+		ret = verbs::post_send_ex(conn->id->qp, &p.wr, &p.native);
+		if (ret)
+			ret = post_failed(ret, "ibv_wr_flush");
+	} else {
+		ret = conn->post_send(&p.wr);
+	}
+	if (__builtin_expect(ret != 0, 0))
+		flush_unprepare(conn, &p);
+	return ret;
+}
+
+/* rpma_flush() with every check that can fail spelled out: what is wrong is logged */
+[[gnu::noinline]] static int flush_checked(rpma_conn *conn, rpma_mr_remote *dst, size_t dst_offset,
+					   size_t len, rpma_flush_type type, int flags,
+					   const void *op_context)
+{
+	unsigned send_flags;
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(dst != nullptr);
+	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
+	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
+	RPMA_CHECK_ARG(range_fits(dst->size, dst_offset, len));
+	RPMA_CHECK_ARG(conn_takes_posts(conn));
+
+	return flush_post(conn, dst, dst_offset, len, type, send_flags, op_context);
+}
+
 extern "C" {
 
 int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset,
 	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
 	      const void *op_context)
 {
-	return one_sided(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_READ, 0,
-			 op_context);
+	return post_one_sided(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_READ,
+			      0, op_context);
 }
 
 int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 	       const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 	       const void *op_context)
 {
-	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags, IBV_WR_RDMA_WRITE, 0,
-			 op_context);
+	return post_one_sided(conn, src, src_offset, dst, dst_offset, len, flags, IBV_WR_RDMA_WRITE,
+			      0, op_context);
 }
 
 int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 			const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 			uint32_t imm, const void *op_context)
 {
-	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
-			 IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
+	return post_one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
+			      IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
 }
 
 int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
@@ -308,28 +411,16 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset, size_t len,
 	       enum rpma_flush_type type, int flags, const void *op_context)
 {
-	unsigned send_flags;
-	RPMA_CHECK_ARG(conn != nullptr);
-	RPMA_CHECK_ARG(dst != nullptr);
-	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
-	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
-	RPMA_CHECK_ARG(range_fits(dst->size, dst_offset, len));
-	RPMA_CHECK_ARG(conn_takes_posts(conn));
+	/* the checks of flush_checked(), in one expression: every flush makes them */
+	if (__builtin_expect(
+		conn == nullptr || dst == nullptr || flags == 0 ||
+		    (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY) ||
+		    !range_fits(dst->size, dst_offset, len) ||
+		    conn->queues.gpspm_mode == RPMA_GPSPM_THREAD,
+		0))
+		return flush_checked(conn, dst, dst_offset, len, type, flags, op_context);
 
-	prepared_wr p;
-	int ret = flush_prepare(conn, dst, dst_offset, len, type, send_flags, op_context, &p);
-	if (ret)
-		return ret;
-	if (p.native.placement) {
-		ret = verbs::post_send_ex(conn->id->qp, &p.wr, &p.native);
-		if (ret)
-			ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_wr_flush");
-	} else {
-		ret = conn->post_send(&p.wr);
-	}
-	if (ret)
-		flush_unprepare(conn, &p);
-	return ret;
+	return flush_post(conn, dst, dst_offset, len, type, send_flags_of(flags), op_context);
 }
 
 /*

@@ -103,18 +103,22 @@ void rpma::cq_watch(rpma_cq *cq, conn_events *events, uint32_t qp_num)
 	cq->qp_num = qp_num;
 }
 
+int rpma::cq_poll_failed(int got)
+{
+	/*
+	 * ibv_poll_cq() sets no errno and its negative value is the
+	 * provider's own: keep that value, rather than make an errno up.
+	 */
+	set_provider_error(got);
+	RPMA_LOG_ERROR("ibv_poll_cq failed: returned %d", got);
+	return RPMA_E_PROVIDER;
+}
+
 int rpma_cq::poll(int n, ibv_wc *wc)
 {
 	int got = verbs::poll_cq(cq, n, wc);
-	if (got < 0) {
-		/*
-		 * ibv_poll_cq() sets no errno and its negative value is the
-		 * provider's own: keep that value, rather than make an errno up.
-		 */
-		set_provider_error(got);
-		RPMA_LOG_ERROR("ibv_poll_cq failed: returned %d", got);
-		return RPMA_E_PROVIDER;
-	}
+	if (__builtin_expect(got < 0, 0))
+		return cq_poll_failed(got);
 	return got;
 }
 
@@ -257,84 +261,6 @@ int rpma_cq_wait(struct rpma_cq *cq)
 	}
 }
 
-int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
-{
-	RPMA_CHECK_ARG(cq != nullptr);
-	RPMA_CHECK_ARG(num_entries >= 1);
-	RPMA_CHECK_ARG(wc != nullptr);
-	RPMA_CHECK_ARG(num_entries_got != nullptr || num_entries == 1);
-	RPMA_CHECK_ARG(cq_application_may_use(cq));
-
-	/*
-	 * In chunks the translation can mark; a flush shows as the RDMA read
-	 * that librpma 1.x carried it with, whatever carries it here.
-	 */
-	int got = 0;
-	while (got < num_entries) {
-		const int want = num_entries - got < 64 ? num_entries - got : 64;
-		uint64_t flushes;
-		int n = cq->take(want, wc + got, &flushes);
-		if (n < 0) {
-			if (got)
-				break;
-			return n;
-		}
-		got += n;
-		if (n < want)
-			break; /* the CQ is empty */
-	}
-	if (got == 0)
-		return RPMA_E_NO_COMPLETION;
-	if (num_entries_got)
-		*num_entries_got = got;
-	return 0;
-}
-
-int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
-{
-	RPMA_CHECK_ARG(cq != nullptr);
-	RPMA_CHECK_ARG(cmpl != nullptr);
-	RPMA_CHECK_ARG(cq_application_may_use(cq));
-
-	ibv_wc wc;
-	uint64_t flushes;
-	int got = cq->take(1, &wc, &flushes);
-	if (got < 0)
-		return got;
-	if (got == 0)
-		return RPMA_E_NO_COMPLETION;
-	completion_from_wc(wc, flushes & 1, cmpl);
-	return 0;
-}
-
-int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, int max_cmpls)
-{
-	RPMA_CHECK_ARG(cq != nullptr);
-	RPMA_CHECK_ARG(cmpls != nullptr);
-	RPMA_CHECK_ARG(max_cmpls >= 1);
-	RPMA_CHECK_ARG(cq_application_may_use(cq));
-
-	/*
-	 * One ibv_poll_cq per batch of up to BATCH completions, through a stack
-	 * buffer; another poll only when the previous one came back full.
-	 */
-	constexpr int BATCH = 32;
-	ibv_wc wc[BATCH];
-	int filled = 0;
-	while (filled < max_cmpls) {
-		const int want = max_cmpls - filled < BATCH ? max_cmpls - filled : BATCH;
-		uint64_t flushes;
-		int got = cq->take(want, wc, &flushes);
-		if (got < 0)
-			return filled ? filled : got;
-		for (int i = 0; i < got; i++)
-			completion_from_wc(wc[i], (flushes >> i) & 1, &cmpls[filled + i]);
-		filled += got;
-		if (got < want)
-			break; /* the CQ is empty now */
-	}
-	return filled;
-}
 int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, int timeout_ms)
 {
 	RPMA_CHECK_ARG(cq != nullptr);

@@ -105,6 +105,9 @@ void cq_serve_flushes(rpma_cq *cq, conn_flush *flush, gpspm_engine *gpspm);
 void cq_watch(rpma_cq *cq, conn_events *events, uint32_t qp_num);
 /* The library's GPSPM thread polls cq from now on: the application may not. */
 void cq_give_to_thread(rpma_cq *cq);
+/* RPMA_E_PROVIDER, logged, for an ibv_poll_cq() that returned got < 0. */
+[[gnu::cold]] int cq_poll_failed(int got);
+
 /* Whether the application may call on cq (not its GPSPM thread's); logged if not. */
 bool cq_application_may_use(const rpma_cq *cq);
 

@@ -12,6 +12,7 @@
 #include "flush_slots.hpp"
 #include "gpspm.hpp"
 #include "post.hpp"
+#include "verbs/verbs.hpp"
 
 namespace rpma
 {
@@ -138,6 +139,56 @@ static translated translate(conn_flush *flush, const ibv_wc &w, ibv_wc *c)
 	return translated::operation;
 }
 
+/*
+ * translate() of w into itself, for the single-completion path: only a
+ * flush's context and opcode change.
+ */
+static inline translated translate_in_place(conn_flush *flush, ibv_wc *w)
+{
+	const void *op_context;
+	if (flush_slot *slot = flush->slot_of(w->wr_id)) {
+		if (!flush->finish(slot, &op_context))
+			return translated::none;
+	} else if (unsignaled_flush *u = flush->unsignaled_of(w->wr_id)) {
+		if (!flush->finish_unsignaled(u, &op_context))
+			return translated::none;
+	} else {
+		return translated::operation;
+	}
+	w->wr_id = wr_id_of(op_context);
+	w->opcode = IBV_WC_RDMA_READ;
+	return translated::flush;
+}
+
+/* take_one(): the CQ was empty, with nothing left for the library to complete */
+constexpr int TAKE_EMPTY = 0;
+/* take_one(): what was polled was the library's own, or the CQ needs a sweep */
+constexpr int TAKE_LOOK_AGAIN = 2;
+
+/*
+ * One completion of a CQ without GPSPM, polled straight into the caller's
+ * wc: 1 and *is_flush; TAKE_EMPTY; TAKE_LOOK_AGAIN, for take() to look
+ * again (what was polled was the library's own) or to sweep what a
+ * connection that is down leaves; or RPMA_E_PROVIDER. What nearly every
+ * poll of a data path is.
+ */
+[[gnu::always_inline]] static inline int take_one(rpma_cq *cq, ibv_wc *wc, bool *is_flush)
+{
+	*is_flush = false;
+	const int got = verbs::poll_cq(cq->cq, 1, wc);
+	conn_flush *flush = cq->flush;
+	if (__builtin_expect(got <= 0, 0)) {
+		if (got < 0)
+			return cq_poll_failed(got);
+		return flush && flush->orphaned() ? TAKE_LOOK_AGAIN : TAKE_EMPTY;
+	}
+	if (flush == nullptr)
+		return 1;
+	const translated t = translate_in_place(flush, wc);
+	*is_flush = t == translated::flush;
+	return t == translated::none ? TAKE_LOOK_AGAIN : 1;
+}
+
 int rpma_cq::take_translated(completion_out *out)
 {
 	while (!out->full()) {
@@ -231,3 +282,114 @@ int rpma_cq::absorb()
 	gpspm_take_end(g);
 	return ret;
 }
+
+extern "C" {
+
+int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
+{
+	/* one completion, no GPSPM and nothing wrong: what a data path asks most */
+	if (__builtin_expect(num_entries == 1 && cq != nullptr && wc != nullptr &&
+				 cq->gpspm == nullptr && !cq->served_by_thread,
+			     1)) {
+		bool is_flush;
+		const int got = take_one(cq, wc, &is_flush);
+		if (got == 1) {
+			if (num_entries_got)
+				*num_entries_got = 1;
+			return 0;
+		}
+		if (got == TAKE_EMPTY)
+			return RPMA_E_NO_COMPLETION;
+		if (got < 0)
+			return got;
+	}
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(num_entries >= 1);
+	RPMA_CHECK_ARG(wc != nullptr);
+	RPMA_CHECK_ARG(num_entries_got != nullptr || num_entries == 1);
+	RPMA_CHECK_ARG(cq_application_may_use(cq));
+
+	/*
+	 * In chunks the translation can mark; a flush shows as the RDMA read
+	 * that librpma 1.x carried it with, whatever carries it here.
+	 */
+	int got = 0;
+	while (got < num_entries) {
+		const int want = num_entries - got < 64 ? num_entries - got : 64;
+		uint64_t flushes;
+		int n = cq->take(want, wc + got, &flushes);
+		if (n < 0) {
+			if (got)
+				break;
+			return n;
+		}
+		got += n;
+		if (n < want)
+			break; /* the CQ is empty */
+	}
+	if (got == 0)
+		return RPMA_E_NO_COMPLETION;
+	if (num_entries_got)
+		*num_entries_got = got;
+	return 0;
+}
+
+int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(cmpl != nullptr);
+	RPMA_CHECK_ARG(cq_application_may_use(cq));
+
+	ibv_wc wc;
+	if (__builtin_expect(cq->gpspm == nullptr, 1)) {
+		bool is_flush;
+		const int got = take_one(cq, &wc, &is_flush);
+		if (got == 1) {
+			completion_from_wc(wc, is_flush, cmpl);
+			return 0;
+		}
+		if (got == TAKE_EMPTY)
+			return RPMA_E_NO_COMPLETION;
+		if (got < 0)
+			return got;
+	}
+	uint64_t flushes;
+	int got = cq->take(1, &wc, &flushes);
+	if (got < 0)
+		return got;
+	if (got == 0)
+		return RPMA_E_NO_COMPLETION;
+	completion_from_wc(wc, flushes & 1, cmpl);
+	return 0;
+}
+
+int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, int max_cmpls)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(cmpls != nullptr);
+	RPMA_CHECK_ARG(max_cmpls >= 1);
+	RPMA_CHECK_ARG(cq_application_may_use(cq));
+
+	/*
+	 * One ibv_poll_cq per batch of up to BATCH completions, through a stack
+	 * buffer; another poll only when the previous one came back full.
+	 */
+	constexpr int BATCH = 32;
+	ibv_wc wc[BATCH];
+	int filled = 0;
+	while (filled < max_cmpls) {
+		const int want = max_cmpls - filled < BATCH ? max_cmpls - filled : BATCH;
+		uint64_t flushes;
+		int got = cq->take(want, wc, &flushes);
+		if (got < 0)
+			return filled ? filled : got;
+		for (int i = 0; i < got; i++)
+			completion_from_wc(wc[i], (flushes >> i) & 1, &cmpls[filled + i]);
+		filled += got;
+		if (got < want)
+			break; /* the CQ is empty now */
+	}
+	return filled;
+}
+
+} /* extern "C" */

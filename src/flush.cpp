@@ -23,7 +23,7 @@ namespace rpma
  * and signaling; the read itself completes only when it fails). Everything
  * posted after it goes after it. One doorbell for both.
  */
-static void fence_read(prepared_wr *p)
+void fence_read(prepared_wr *p)
 {
 	p->fence = ibv_send_wr{};
 	p->fence.wr_id = p->wr.wr_id;
@@ -35,65 +35,17 @@ static void fence_read(prepared_wr *p)
 	p->wr.next = &p->fence;
 }
 
-/*
- * What every read-after-write or native flush does last: a signaled one
- * claims a slot, whose address becomes its wr_id; an unsignaled one is
- * remembered, to be told as a flush should it fail.
- */
-static int track(conn_flush *flush, unsigned send_flags, const void *op_context, prepared_wr *p)
+int flush_of_empty_region()
 {
-	p->slot = nullptr;
-	if (!(send_flags & IBV_SEND_SIGNALED)) {
-		p->wr.wr_id = flush->track_unsignaled(op_context);
-		return 0;
-	}
-	p->slot = flush->claim(op_context, true, 0);
-	if (p->slot == nullptr) {
-		RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue "
-			       "and CQ can hold");
-		return RPMA_E_NOMEM;
-	}
-	p->wr.wr_id = flush->wr_id_of(p->slot);
-	p->wr.send_flags = IBV_SEND_SIGNALED;
-	return 0;
+	RPMA_LOG_ERROR("a remote region of 0 bytes cannot be flushed");
+	return RPMA_E_INVAL;
 }
 
-int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const rpma_mr_remote *dst,
-				   size_t offset, size_t len, unsigned send_flags,
-				   const void *op_context, prepared_wr *p)
+int flush_slots_exhausted()
 {
-	/*
-	 * A few bytes are enough to order the read behind the writes; they are
-	 * taken from inside the flushed range, which the target registered for
-	 * remote read. Never none: a zero-length read need not touch the
-	 * target's memory, so it would not push the earlier writes anywhere.
-	 * An empty range at the very end of the region reads the byte before.
-	 */
-	if (dst->size == 0) {
-		RPMA_LOG_ERROR("a remote region of 0 bytes cannot be flushed");
-		return RPMA_E_INVAL;
-	}
-	size_t read_offset = offset < dst->size ? offset : dst->size - 1;
-	size_t read_len = len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE;
-	if (read_len == 0)
-		read_len = 1;
-	if (read_len > dst->size - read_offset)
-		read_len = dst->size - read_offset;
-
-	p->sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
-	p->sge.length = static_cast<uint32_t>(read_len);
-	p->sge.lkey = flush->sink_mr->lkey;
-
-	p->wr = ibv_send_wr{};
-	p->wr.sg_list = &p->sge;
-	p->wr.num_sge = 1;
-	p->wr.opcode = IBV_WR_RDMA_READ;
-	p->wr.wr.rdma.remote_addr = dst->raddr + read_offset;
-	p->wr.wr.rdma.rkey = dst->rkey;
-	int ret = track(flush, send_flags, op_context, p);
-	if (ret == 0 && iwarp)
-		fence_read(p);
-	return ret;
+	RPMA_LOG_ERROR("more signaled flushes in flight than the connection's send queue and CQ "
+		       "can hold");
+	return RPMA_E_NOMEM;
 }
 
 int flush_native_prepare(conn_flush *flush, const rpma_mr_remote *dst, size_t offset, size_t len,
@@ -112,7 +64,7 @@ int flush_native_prepare(conn_flush *flush, const rpma_mr_remote *dst, size_t of
 	p->wr.wr.rdma.rkey = dst->rkey;
 	/* no opcode of ibv_send_wr is a flush: native.placement says what this is */
 	p->wr.opcode = IBV_WR_RDMA_READ;
-	return track(flush, send_flags, op_context, p);
+	return flush_track(flush, send_flags, op_context, p);
 }
 
 } /* namespace rpma */

@@ -12,16 +12,50 @@
 #define RPMA_FLUSH_HPP
 
 #include <cstddef>
+#include <cstdint>
 
 #include <librpma.h>
 
 #include "flush_slots.hpp"
+#include "mr.hpp"
 #include "post.hpp"
-
-struct rpma_mr_remote;
 
 namespace rpma
 {
+
+/* RPMA_E_INVAL, logged: a remote region of 0 bytes has nothing to read back. */
+[[gnu::cold]] int flush_of_empty_region();
+
+/* RPMA_E_NOMEM, logged: every slot is in flight. */
+[[gnu::cold]] int flush_slots_exhausted();
+
+/*
+ * iWARP: the fenced empty write that follows a read-after-write flush's
+ * read and carries its completion (flush.cpp says why).
+ */
+void fence_read(prepared_wr *p);
+
+/*
+ * What every read-after-write or native flush does last: a signaled one
+ * claims a slot, whose address becomes its wr_id; an unsignaled one is
+ * remembered, to be told as a flush should it fail.
+ */
+inline int flush_track(conn_flush *flush, unsigned send_flags, const void *op_context,
+		       prepared_wr *p)
+{
+	if (!(send_flags & IBV_SEND_SIGNALED)) {
+		p->slot = nullptr;
+		p->wr.wr_id = flush->track_unsignaled(op_context);
+		p->wr.send_flags = 0;
+		return 0;
+	}
+	p->slot = flush->claim(op_context, true, 0);
+	if (__builtin_expect(p->slot == nullptr, 0))
+		return flush_slots_exhausted();
+	p->wr.wr_id = flush->wr_id_of(p->slot);
+	p->wr.send_flags = IBV_SEND_SIGNALED;
+	return 0;
+}
 
 /*
  * The read-after-write flush: an RDMA read from the flushed range cannot
@@ -30,9 +64,43 @@ namespace rpma
  * domain (the target declared direct write to PMem) that makes them
  * persistent; otherwise visible to the target's CPU.
  */
-int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const rpma_mr_remote *dst,
-				   size_t offset, size_t len, unsigned send_flags,
-				   const void *op_context, prepared_wr *p);
+inline int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const rpma_mr_remote *dst,
+					  size_t offset, size_t len, unsigned send_flags,
+					  const void *op_context, prepared_wr *p)
+{
+	/*
+	 * A few bytes are enough to order the read behind the writes; they are
+	 * taken from inside the flushed range, which the target registered for
+	 * remote read. Never none: a zero-length read need not touch the
+	 * target's memory, so it would not push the earlier writes anywhere.
+	 * An empty range at the very end of the region reads the byte before.
+	 */
+	const uint64_t size = dst->size;
+	if (__builtin_expect(size == 0, 0))
+		return flush_of_empty_region();
+	const size_t read_offset = offset < size ? offset : size - 1;
+	size_t read_len = len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE;
+	if (read_len == 0)
+		read_len = 1;
+	if (read_len > size - read_offset)
+		read_len = size - read_offset;
+
+	p->sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
+	p->sge.length = static_cast<uint32_t>(read_len);
+	p->sge.lkey = flush->sink_lkey;
+	/* the fields a provider reads of an RDMA read: nothing else is cleared */
+	p->wr.next = nullptr;
+	p->wr.sg_list = &p->sge;
+	p->wr.num_sge = 1;
+	p->wr.opcode = IBV_WR_RDMA_READ;
+	p->wr.imm_data = 0;
+	p->wr.wr.rdma.remote_addr = dst->raddr + read_offset;
+	p->wr.wr.rdma.rkey = dst->rkey;
+	const int ret = flush_track(flush, send_flags, op_context, p);
+	if (__builtin_expect(iwarp, 0) && ret == 0)
+		fence_read(p);
+	return ret;
+}
 
 /*
  * The native flush: the RDMA FLUSH verb of IBTA 1.5, executed by the

@@ -61,6 +61,7 @@ int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_p
 	flush->unsignaled = unsignaled;
 	flush->sink = static_cast<uint8_t *>(sink);
 	flush->sink_mr = sink_mr;
+	flush->sink_lkey = sink_mr->lkey;
 	*flush_ptr = flush;
 	return 0;
 }
@@ -81,7 +82,7 @@ int conn_flush_delete(conn_flush **flush_ptr)
 	return ret;
 }
 
-flush_slot *conn_flush::claim(const void *op_context, bool signaled, uint8_t kind)
+flush_slot *conn_flush::claim_searching(const void *op_context, bool signaled, uint8_t kind)
 {
 	/*
 	 * Slots are handed out round robin. A connection has at most as many

@@ -118,6 +118,13 @@ __attribute__((constructor)) void open_syslog()
 
 std::atomic<rpma_log_function *> function{ default_function };
 
+int invalid_argument(const char *file, int line, const char *func, const char *what)
+{
+	if (enabled(RPMA_LOG_LEVEL_ERROR))
+		emit(RPMA_LOG_LEVEL_ERROR, file, line, func, "invalid argument: %s\n", what);
+	return RPMA_E_INVAL;
+}
+
 } /* namespace rpma::log */
 
 using namespace rpma::log;

@@ -44,6 +44,13 @@ void emit(rpma_log_level level, const char *file, int line, const char *func, co
 	errno = saved_errno;
 }
 
+/*
+ * Logs "invalid argument: <what>" and returns RPMA_E_INVAL: out of line and
+ * cold, so that the checks of the data path cost a compare and a branch.
+ */
+[[gnu::cold, gnu::noinline]] int invalid_argument(const char *file, int line, const char *func,
+						  const char *what);
+
 /* Never called: lets the compiler check a message's arguments against its format. */
 void check_format(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
@@ -73,9 +80,8 @@ void check_format(const char *format, ...) __attribute__((format(printf, 1, 2)))
  */
 #define RPMA_CHECK_ARG(cond)                                                                       \
 	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			RPMA_LOG_ERROR("invalid argument: %s", #cond);                             \
-			return RPMA_E_INVAL;                                                       \
+		if (__builtin_expect(!(cond), 0)) {                                                \
+			return rpma::log::invalid_argument(__FILE__, __LINE__, __func__, #cond);   \
 		}                                                                                  \
 	} while (0)
 

@@ -343,7 +343,16 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 	mr->usage = usage;
 	mr->versioned = versioned;
 	/* methods this library does not know are not used */
-	mr->methods = versioned ? static_cast<uint8_t>(p[mr_desc::METHODS] & METHODS_KNOWN) : 0;
+	/*
+	 * Methods this library does not know are not used. librpma 1.x
+	 * registered every flushable region for remote reads.
+	 */
+	const int flush_usage =
+	    RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+	if (versioned)
+		mr->methods = static_cast<uint8_t>(p[mr_desc::METHODS] & METHODS_KNOWN);
+	else
+		mr->methods = (usage & flush_usage) ? METHOD_READ_AFTER_WRITE : 0;
 	*mr_ptr = mr;
 	return 0;
 }

@@ -77,8 +77,12 @@ struct rpma_mr_remote {
 	uint64_t size;
 	uint32_t rkey;
 	int usage;
-	bool versioned;	 /* the descriptor carried the trailer */
-	uint8_t methods; /* rpma::flush_method_bits the target offers (versioned only) */
+	bool versioned; /* the descriptor carried the trailer */
+	/*
+	 * The rpma::flush_method_bits the target offers: its versioned
+	 * descriptor's, or read-after-write for a flushable librpma 1.x region
+	 */
+	uint8_t methods;
 };
 
 namespace rpma

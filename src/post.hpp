@@ -39,6 +39,20 @@ inline int post_errno(int ret)
 }
 
 /*
+ * A post that failed with ret (as ibv_post_send returns it) by call:
+ * RPMA_E_PROVIDER, logged. Out of line: the data path only branches here.
+ */
+[[gnu::cold]] int post_failed(int ret, const char *call);
+
+/* The ibv send flags of flags that send_flags_from() accepted. */
+inline unsigned send_flags_of(int flags)
+{
+	return (flags & (RPMA_F_COMPLETION_ALWAYS & ~RPMA_F_COMPLETION_ON_ERROR))
+		   ? IBV_SEND_SIGNALED
+		   : 0;
+}
+
+/*
  * RPMA_F_COMPLETION_* to ibv send flags; false for 0. As in librpma 1.x,
  * only 0 is refused and the (1 << 1) bit of RPMA_F_COMPLETION_ALWAYS alone
  * decides whether the work request is signaled.
@@ -47,9 +61,7 @@ inline bool send_flags_from(int flags, unsigned *send_flags)
 {
 	if (flags == 0)
 		return false;
-	*send_flags = (flags & (RPMA_F_COMPLETION_ALWAYS & ~RPMA_F_COMPLETION_ON_ERROR))
-			  ? IBV_SEND_SIGNALED
-			  : 0;
+	*send_flags = send_flags_of(flags);
 	return true;
 }
 
@@ -147,12 +159,14 @@ struct prepared_wr {
 inline void send_wr(ibv_send_wr *wr, ibv_sge *sge, int nsge, ibv_wr_opcode opcode,
 		    unsigned send_flags, const void *op_context)
 {
-	*wr = ibv_send_wr{};
+	/* what a provider reads of these opcodes; the rest is never read */
 	wr->wr_id = wr_id_of(op_context);
+	wr->next = nullptr;
 	wr->sg_list = nsge ? sge : nullptr;
 	wr->num_sge = nsge;
 	wr->opcode = opcode;
 	wr->send_flags = send_flags;
+	wr->imm_data = 0;
 }
 
 /* A receive work request into [offset, offset + len) of dst. */
