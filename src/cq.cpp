@@ -228,9 +228,37 @@ int rpma_cq_wait(struct rpma_cq *cq)
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
 
+	/*
+	 * An event already there is taken at once: a look, the read and the
+	 * re-arm. Only a wait that must sleep asks how the application set
+	 * the fd, and watches the connection (a peer that dies sends no event
+	 * to this channel).
+	 */
 	const int fd = cq->channel->fd;
+	bool taken_by_another = false;
+	{
+		std::lock_guard<std::mutex> guard(cq->event_lock);
+		if (readable_now(fd)) {
+			ibv_cq *ev_cq = nullptr;
+			void *ev_ctx = nullptr;
+			if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx) == 0)
+				return cq->ack_event_of(ev_cq);
+			const int err = errno;
+			set_provider_error(err);
+			if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
+				/* a failed read, as librpma 1.x reported it */
+				RPMA_LOG_ERROR("ibv_get_cq_event failed: errno %d", err);
+				return RPMA_E_NO_COMPLETION;
+			}
+			taken_by_another = true;
+		}
+	}
+
 	const int fl = fcntl(fd, F_GETFL);
 	const bool blocking = fl >= 0 && !(fl & O_NONBLOCK);
+	/* the application's non-blocking fd: that read said it, as in 1.x */
+	if (taken_by_another && !blocking)
+		return RPMA_E_NO_COMPLETION;
 	for (;;) {
 		int ret = wait_1x(fd, cq->events);
 		if (ret < 0)
