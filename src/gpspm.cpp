@@ -101,11 +101,13 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 void gpspm_prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
 			   ibv_sge *sge)
 {
-	*sge = ibv_sge{};
 	sge->addr = reinterpret_cast<uintptr_t>(msg);
 	sge->length = len;
-	*wr = ibv_send_wr{};
+	sge->lkey = 0; /* inline: no region */
+	/* what a provider reads of a send; the rest is never read */
 	wr->wr_id = wr_id;
+	wr->next = nullptr;
+	wr->imm_data = 0;
 	wr->sg_list = sge;
 	wr->num_sge = 1;
 	wr->opcode = IBV_WR_SEND;
@@ -420,16 +422,18 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 		return;
 	}
 
-	/* copy the message out, so that the buffer goes back at once */
-	uint8_t msg[GPSPM_SLOT_SIZE];
+	/*
+	 * Decoded where it landed: the decoder copies out every field, so the
+	 * buffer goes back before the request is served, however long the
+	 * persist function takes.
+	 */
 	const uint32_t len = wc.byte_len < GPSPM_SLOT_SIZE ? wc.byte_len : GPSPM_SLOT_SIZE;
-	memcpy(msg, reinterpret_cast<const void *>(static_cast<uintptr_t>(wc.wr_id)), len);
 	const bool is_message = wc.opcode == IBV_WC_RECV;
+	gpspm_message m;
+	const gpspm_kind kind = gpspm_decode(
+	    reinterpret_cast<const uint8_t *>(static_cast<uintptr_t>(wc.wr_id)), len, &m);
 	if (post_receive(g, index_of(g, wc.wr_id)))
 		RPMA_LOG_ERROR("a GPSPM receive buffer could not be posted again");
-
-	gpspm_message m;
-	const gpspm_kind kind = gpspm_decode(msg, len, &m);
 	if (!is_message || kind == GPSPM_KIND_FOREIGN) {
 		RPMA_LOG_ERROR("not a GPSPM message (%u bytes, opcode %d): ignored", wc.byte_len,
 			       wc.opcode);

@@ -47,8 +47,8 @@ FIGURES = [
     ('batch_16_writes', 'batch_16_writes', ['measure_batch_16'], 16, 105),
     ('batch_write_flush', 'batch_write_flush', ['measure_batch_1'], 1, 348),
     ('gpspm_initiator', 'gpspm_initiator',
-     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 904),
-    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 666),
+     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 850),
+    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 602),
     ('send', 'send', ['send_side'], 1, 155),
     ('recv', 'recv', ['recv_side'], 1, 139),
 ]
