@@ -55,7 +55,7 @@ FIGURES = [
 SYSCALL_BUDGET = {'cq_wait': 3}
 
 
-def names(lines):
+def names():
     """Resolves callgrind's compressed names: '(3) name' defines, '(3)' refers."""
     table = {}
 
@@ -72,7 +72,7 @@ def names(lines):
 
 def own_instructions(path, src_dir, by_function=None):
     """Instructions of the functions defined in files under src_dir, exclusive."""
-    resolve = names(None)
+    resolve = names()
     total = 0
     in_src = False
     skip_next = False

@@ -156,6 +156,17 @@ void deliver(lb_qp *to, const ibv_send_wr &wr, bool with_imm, ibv_wc_opcode opco
 	push_wc(to->recv_cq, wc);
 }
 
+/* Posted receives, in the order a send takes them. */
+void queue_recvs(std::deque<lb_recv> *recvs, const ibv_recv_wr *wr)
+{
+	for (; wr; wr = wr->next) {
+		lb_recv r{ wr->wr_id, {} };
+		if (wr->num_sge)
+			r.sge = wr->sg_list[0];
+		recvs->push_back(r);
+	}
+}
+
 void execute(lb_qp *qp, const ibv_send_wr &wr, bool native_flush)
 {
 	ibv_wc_opcode opcode = IBV_WC_RDMA_WRITE;
@@ -403,23 +414,13 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **)
 
 int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **)
 {
-	for (; wr; wr = wr->next) {
-		lb_recv r{ wr->wr_id, {} };
-		if (wr->num_sge)
-			r.sge = wr->sg_list[0];
-		qp_of(qp)->recvs->push_back(r);
-	}
+	queue_recvs(qp_of(qp)->recvs, wr);
 	return 0;
 }
 
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **)
 {
-	for (; wr; wr = wr->next) {
-		lb_recv r{ wr->wr_id, {} };
-		if (wr->num_sge)
-			r.sge = wr->sg_list[0];
-		reinterpret_cast<lb_srq *>(srq)->recvs.push_back(r);
-	}
+	queue_recvs(&reinterpret_cast<lb_srq *>(srq)->recvs, wr);
 	return 0;
 }
 
