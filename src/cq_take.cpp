@@ -94,18 +94,6 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 	return ret;
 }
 
-/*
- * The completion of the work request that carried a read-after-write or
- * native flush, as the application sees it: the flush's context, and the
- * read that librpma 1.x carried every flush with.
- */
-static void as_flush(const ibv_wc &w, const void *op_context, ibv_wc *out)
-{
-	*out = w;
-	out->wr_id = wr_id_of(op_context);
-	out->opcode = IBV_WC_RDMA_READ;
-}
-
 /* What a polled completion is for the application, GPSPM's own work aside. */
 enum class translated {
 	none,	   /* nothing: the library's own */
@@ -113,35 +101,11 @@ enum class translated {
 	flush,	   /* a read-after-write or native flush */
 };
 
-static translated translate(conn_flush *flush, const ibv_wc &w, ibv_wc *c)
-{
-	const void *op_context;
-	flush_slot *slot = flush->slot_of(w.wr_id);
-	if (slot != nullptr) {
-		/*
-		 * A read-after-write flush (IBV_WC_RDMA_READ) or a native one
-		 * (IBV_WC_FLUSH): either shows as the read librpma 1.x carried
-		 * every flush with.
-		 */
-		if (!flush->finish(slot, &op_context))
-			return translated::none;
-		as_flush(w, op_context, c);
-		return translated::flush;
-	}
-	if (unsignaled_flush *u = flush->unsignaled_of(w.wr_id)) {
-		/* an unsignaled flush failed */
-		if (!flush->finish_unsignaled(u, &op_context))
-			return translated::none;
-		as_flush(w, op_context, c);
-		return translated::flush;
-	}
-	*c = w;
-	return translated::operation;
-}
-
 /*
- * translate() of w into itself, for the single-completion path: only a
- * flush's context and opcode change.
+ * w as the application sees it, in place. A read-after-write flush
+ * (IBV_WC_RDMA_READ) or a native one (IBV_WC_FLUSH) shows as the read
+ * librpma 1.x carried every flush with, and with the flush's context: only
+ * those two fields change.
  */
 static inline translated translate_in_place(conn_flush *flush, ibv_wc *w)
 {
@@ -150,6 +114,7 @@ static inline translated translate_in_place(conn_flush *flush, ibv_wc *w)
 		if (!flush->finish(slot, &op_context))
 			return translated::none;
 	} else if (unsignaled_flush *u = flush->unsignaled_of(w->wr_id)) {
+		/* an unsignaled flush failed */
 		if (!flush->finish_unsignaled(u, &op_context))
 			return translated::none;
 	} else {
@@ -158,6 +123,13 @@ static inline translated translate_in_place(conn_flush *flush, ibv_wc *w)
 	w->wr_id = wr_id_of(op_context);
 	w->opcode = IBV_WC_RDMA_READ;
 	return translated::flush;
+}
+
+/* translate_in_place() of a copy of w into c: the take that compacts its entries */
+static translated translate(conn_flush *flush, const ibv_wc &w, ibv_wc *c)
+{
+	*c = w;
+	return translate_in_place(flush, c);
 }
 
 /* take_one(): the CQ was empty, with nothing left for the library to complete */
