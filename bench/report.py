@@ -65,6 +65,7 @@ def read_raw(outdir):
         rnd, config = int(m.group(1)), m.group(2)
         lib = None
         status = None
+        served = []
         with open(os.path.join(rawdir, name)) as f:
             for line in f:
                 line = line.rstrip("\n")
@@ -74,7 +75,9 @@ def read_raw(outdir):
                     lib = parse_kv(line).get("path")
                 elif line.startswith("status "):
                     status = parse_kv(line)
-        runs[(rnd, config)] = {"library": lib, "status": status}
+                elif line.startswith("server: server gpspm "):
+                    served.append(parse_kv(line[len("server: "):].split(" ", 1)[1]))
+        runs[(rnd, config)] = {"library": lib, "status": status, "gpspm_server": served}
     return rows, runs
 
 
@@ -368,7 +371,7 @@ def main(outdir):
     fig_timed("read_lat_p50_64B_1x_vs_ib_read_lat", ("ours", "read-lat", 64),
               ("perftest", "perftest-read-lat", 64))
     fig_timed("sendrecv_lat_p50_64B_1x_vs_librpma", ("ours", "sendrecv-lat", 64),
-              ("librpma", "sendrecv-lat", 64))
+              ("librpma", "sendrecv-lat", 64), "<= 1.0")
     fig_cg("instr_per_persistent_write_1x_vs_librpma", "ours-write64", "librpma-write64", 1, "<= 0.9")
     fig_cg("instr_per_persistent_write_batch_vs_librpma", "ours-batch-write64", "librpma-write64", 1,
            "<= 0.5")
@@ -379,7 +382,8 @@ def main(outdir):
     # GPSPM: no librpma baseline; ours with read-after-write in the same round
     for size, label in ((64, "64B"), (4096, "4KiB")):
         fig_timed(f"write_lat_p50_{label}_gpspm_vs_read_after_write",
-                  ("ours-gpspm", "write-lat", size), (GPSPM_BASELINE, "write-lat", size))
+                  ("ours-gpspm", "write-lat", size), (GPSPM_BASELINE, "write-lat", size),
+                  "<= 1.5")
     fig_cg("instr_per_persistent_write_gpspm_vs_read_after_write", "ours-gpspm-write64",
            "ours-write64")
 
@@ -396,6 +400,23 @@ def main(outdir):
     md.append("")
     emit("\n".join(md))
     lines_md += md
+
+    # ------------------------------------------------- GPSPM target's CPU
+    served = [(r, d) for (r, c), v in sorted(runs.items()) if c == "ours-gpspm"
+              for d in v.get("gpspm_server") or []]
+    if served:
+        md = ["**The GPSPM target's CPU** (the server process's user and system time "
+              "while it served one client's `write-lat` run: the library's thread, its "
+              "spin, the persist function; share = CPU time / wall time)", "",
+              "| round | requests | spin (us) | CPU share | CPU per request (us) |",
+              "|---|---|---|---|---|"]
+        for r, d in served:
+            md.append(f"| {r} | {d.get('requests')} | {d.get('spin_us')} | "
+                      f"{float(d.get('cpu_share', 0)):.2f} | "
+                      f"{float(d.get('cpu_per_request_us', 0)):.1f} |")
+        md.append("")
+        emit("\n".join(md))
+        lines_md += md
 
     # ----------------------------------------------------------- callgrind
     if cg:

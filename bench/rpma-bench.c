@@ -38,6 +38,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <librpma.h>
@@ -110,9 +111,10 @@ struct options {
 	bool server;
 	const char *addr;
 	const char *port;
-	int connections;  /* server: serve this many, then exit (0: forever) */
-	size_t region;	  /* server: target region size */
-	const char *pmem; /* server: the region is this device DAX or file, mapped */
+	int connections;    /* server: serve this many, then exit (0: forever) */
+	size_t region;	    /* server: target region size */
+	const char *pmem;   /* server: the region is this device DAX or file, mapped */
+	long gpspm_spin_us; /* server, GPSPM: rpma_conn_cfg_set_gpspm_spin (-1: the default) */
 	bool modes[MODE_COUNT];
 	size_t lat_sizes[32], tput_sizes[32], msg_sizes[32];
 	int n_lat_sizes, n_tput_sizes, n_msg_sizes;
@@ -141,6 +143,7 @@ static struct options opt = {
 	.wait = WAIT_POLL,
 	.post = POST_SINGLE,
 	.flush = FLUSH_READ_AFTER_WRITE,
+	.gpspm_spin_us = -1,
 };
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -776,14 +779,52 @@ static void serve_connection(struct rpma_conn *conn, struct rpma_mr_local *msgs)
  * GPSPM: the library's thread serves the client's flushes and owns the CQ;
  * the server only waits for the client to leave.
  */
+/* the GPSPM requests served: the persist function counts them (the library's thread) */
+static unsigned long persists;
+/* the server's connection configuration, for what it reports */
+static struct rpma_conn_cfg *server_cfg;
+
+/* user + system CPU time of the whole process, in microseconds */
+static double process_cpu_us(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru))
+		fail("getrusage: %s", strerror(errno));
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/*
+ * The library's thread serves the connection; the main thread sleeps until
+ * it ends, then says what serving cost the process: its CPU time (the
+ * thread's polling and spinning, the persist function, the provider's
+ * system calls) per request served.
+ */
 static void serve_gpspm_connection(struct rpma_conn *conn)
 {
+	const double cpu0 = process_cpu_us();
+	const unsigned long persists0 = __atomic_load_n(&persists, __ATOMIC_RELAXED);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 		CALL(rpma_conn_next_event(conn, &ev));
 		if (ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST)
-			return;
+			break;
 	}
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	const double cpu = process_cpu_us() - cpu0;
+	const unsigned long served = __atomic_load_n(&persists, __ATOMIC_RELAXED) - persists0;
+	const double wall =
+	    (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+	uint32_t spin_us = 0;
+	CALL(rpma_conn_cfg_get_gpspm_spin(server_cfg, &spin_us));
+	printf("server gpspm requests=%lu spin_us=%" PRIu32 " cpu_us=%.0f wall_us=%.0f "
+	       "cpu_per_request_us=%.2f cpu_share=%.3f\n",
+	       served, spin_us, cpu, wall, served ? cpu / (double)served : 0.0,
+	       wall > 0 ? cpu / wall : 0.0);
+	fflush(stdout);
 }
 
 #define CACHE_LINE 64
@@ -816,6 +857,7 @@ static void pick_write_back(void)
  */
 static void persist_range(const void *ptr, size_t len)
 {
+	__atomic_fetch_add(&persists, 1, __ATOMIC_RELAXED);
 #if defined(__x86_64__) || defined(__i386__)
 	uintptr_t end = (uintptr_t)ptr + len;
 	for (uintptr_t p = (uintptr_t)ptr & ~(uintptr_t)(CACHE_LINE - 1); p < end;
@@ -885,8 +927,12 @@ static int server(void)
 		pick_write_back();
 		CALL(rpma_mr_set_persist_fn(region_mr, persist_range));
 	}
-	if (gpspm)
+	if (gpspm) {
 		CALL(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD));
+		if (opt.gpspm_spin_us >= 0)
+			CALL(rpma_conn_cfg_set_gpspm_spin(cfg, (uint32_t)opt.gpspm_spin_us));
+		server_cfg = cfg;
+	}
 #endif
 
 	/*
@@ -1009,6 +1055,9 @@ static void usage(int status)
 	    "                       with a cache-line write-back (no sendrecv-lat); native: the\n"
 	    "                       RDMA FLUSH verb (both devices must have it; a persistent\n"
 	    "                       one needs a region in pmem, --pmem)\n"
+	    "  --gpspm-spin US      server, --flush gpspm: how long the library's thread\n"
+	    "                       polls after a request before it sleeps (the library's\n"
+	    "                       default: RPMA_DEFAULT_GPSPM_SPIN_US)\n"
 #endif
 	    "  --pmem PATH          server: the region is PATH (a device DAX) mapped\n"
 
@@ -1169,6 +1218,10 @@ int main(int argc, char *argv[])
 			    v, post_names, (int)(sizeof(post_names) / sizeof(*post_names)), "post");
 		else if (strcmp(o, "--pmem") == 0)
 			opt.pmem = v;
+#ifdef RPMA_BENCH_NG
+		else if (strcmp(o, "--gpspm-spin") == 0)
+			opt.gpspm_spin_us = parse_long(v, 0);
+#endif
 		else if (strcmp(o, "--flush") == 0)
 			opt.flush = (enum flush_kind)pick(
 			    v, flush_names, (int)(sizeof(flush_names) / sizeof(*flush_names)),

@@ -837,6 +837,19 @@ int rpma_conn_cfg_set_gpspm(struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode mode
 int rpma_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, enum rpma_gpspm_mode *mode);
 
 /*
+ * Extension: RPMA_GPSPM_THREAD: how many microseconds the library's thread
+ * keeps polling the connection's CQ after the last entry it found before
+ * it sleeps on the CQ's channel. A request that comes while it polls is
+ * served at once instead of after a wake-up, at the cost of a CPU kept
+ * busy for up to spin_us after each request; 0 sleeps at once. At most
+ * RPMA_GPSPM_SPIN_US_MAX.
+ */
+#define RPMA_DEFAULT_GPSPM_SPIN_US 50
+#define RPMA_GPSPM_SPIN_US_MAX	   1000000
+int rpma_conn_cfg_set_gpspm_spin(struct rpma_conn_cfg *cfg, uint32_t spin_us);
+int rpma_conn_cfg_get_gpspm_spin(const struct rpma_conn_cfg *cfg, uint32_t *spin_us);
+
+/*
  * Extension: whether conn is still up: false once the library has seen it
  * closed or lost (then its QP is in the error state and everything still
  * outstanding completes with an error). Never blocks; the connection

@@ -20,6 +20,14 @@ inline long long monotonic_ms()
 	return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Nanoseconds of CLOCK_MONOTONIC: for a bounded busy wait. */
+inline long long monotonic_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<long long>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 /* The milliseconds from now to deadline (a monotonic_ms()), 0 once it passed. */
 inline int ms_until(long long deadline)
 {

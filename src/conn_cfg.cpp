@@ -164,4 +164,20 @@ int rpma_conn_cfg_get_gpspm(const struct rpma_conn_cfg *cfg, enum rpma_gpspm_mod
 	return 0;
 }
 
+int rpma_conn_cfg_set_gpspm_spin(struct rpma_conn_cfg *cfg, uint32_t spin_us)
+{
+	RPMA_CHECK_ARG(cfg != nullptr);
+	RPMA_CHECK_ARG(spin_us <= RPMA_GPSPM_SPIN_US_MAX);
+	cfg->gpspm_spin_us.store(spin_us);
+	return 0;
+}
+
+int rpma_conn_cfg_get_gpspm_spin(const struct rpma_conn_cfg *cfg, uint32_t *spin_us)
+{
+	RPMA_CHECK_ARG(cfg != nullptr);
+	RPMA_CHECK_ARG(spin_us != nullptr);
+	*spin_us = cfg->gpspm_spin_us.load();
+	return 0;
+}
+
 } /* extern "C" */

@@ -26,6 +26,7 @@ struct rpma_conn_cfg {
 	std::atomic<bool> shared_channel{ false };
 	std::atomic<rpma_srq *> srq{ nullptr };
 	std::atomic<rpma_gpspm_mode> gpspm{ RPMA_GPSPM_DISABLED };
+	std::atomic<uint32_t> gpspm_spin_us{ RPMA_DEFAULT_GPSPM_SPIN_US };
 
 	/* The configuration a NULL cfg stands for. */
 	static const rpma_conn_cfg defaults;

@@ -102,7 +102,7 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 		/* the peer may send its first request as soon as it is connected */
 		ret = gpspm_start(q.gpspm, id);
 		if (!ret && gpspm_mode == RPMA_GPSPM_THREAD)
-			ret = gpspm_thread_start(q.cq, &q.server);
+			ret = gpspm_thread_start(q.cq, c.gpspm_spin_us.load(), &q.server);
 		if (ret)
 			goto destroy_qp;
 	}

@@ -69,7 +69,8 @@ struct rpma_cq {
 	/*
 	 * Polls and handles completions of a GPSPM connection's CQ into out,
 	 * until out is full, or with max, up to max of them whatever out holds
-	 * (the rest is held for a later take). 0 or RPMA_E_PROVIDER.
+	 * (the rest is held for a later take). How many entries it polled, or
+	 * RPMA_E_PROVIDER.
 	 */
 	int poll_ordered(rpma::completion_out *out, int max);
 	/*
@@ -78,6 +79,14 @@ struct rpma_cq {
 	 * in order, for its next take. 0 or RPMA_E_PROVIDER.
 	 */
 	int absorb();
+	/*
+	 * RPMA_GPSPM_THREAD: serves what the CQ holds now (the peer's requests,
+	 * the answers to this side's) until it is empty. How many entries it
+	 * polled, or RPMA_E_PROVIDER; *dropped counts the completions of the
+	 * application's own operations, which nobody takes on such a
+	 * connection.
+	 */
+	int serve(int *dropped);
 
 	/* Acknowledges one completion event and re-arms the CQ. */
 	int ack_and_rearm();

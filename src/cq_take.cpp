@@ -225,7 +225,7 @@ int rpma_cq::poll_ordered(completion_out *out, int max)
 		if (got < want)
 			break; /* the CQ is empty */
 	}
-	return 0;
+	return polled_total;
 }
 
 int rpma_cq::take_ordered(completion_out *out)
@@ -252,7 +252,34 @@ int rpma_cq::absorb()
 	const int room = gpspm_hold_room(g);
 	const int ret = room > 0 ? poll_ordered(&nowhere, room) : 0;
 	gpspm_take_end(g);
-	return ret;
+	return ret < 0 ? ret : 0;
+}
+
+int rpma_cq::serve(int *dropped)
+{
+	gpspm_engine *g = gpspm;
+	int polled = 0;
+	*dropped = 0;
+	for (;;) {
+		ibv_wc wc[16];
+		uint64_t flushes = 0;
+		completion_out out{ wc, &flushes, 16, 0 };
+		/* take_ordered(), counting what it polls */
+		gpspm_take_begin(g);
+		const bool drained = flush->orphaned();
+		gpspm_release(g, drained, &out);
+		const int ret = poll_ordered(&out, 0);
+		if (!out.full() && drained && !gpspm_holds(g))
+			gpspm_forget(g, flush->sweep(&out, qp_num));
+		gpspm_take_end(g);
+		if (ret < 0)
+			return polled ? polled : ret;
+		polled += ret;
+		*dropped += out.count;
+		/* an out that is not full means the CQ was found empty */
+		if (!out.full())
+			return polled;
+	}
 }
 
 extern "C" {

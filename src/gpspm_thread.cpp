@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "clock.hpp"
 #include "cq.hpp"
 #include "err.hpp"
 #include "gpspm_thread.hpp"
@@ -34,22 +35,57 @@ void channel_lost(pollfd fds[2], const char *why)
 	fds[0].fd = -1;
 }
 
+/*
+ * Serves what the CQ holds; how many entries that was (0 when the CQ was
+ * empty or cannot be polled any more).
+ */
+int serve_all(rpma_cq *cq)
+{
+	int dropped;
+	const int polled = cq->serve(&dropped);
+	if (dropped)
+		RPMA_LOG_WARNING("%d completions of the application's own operations on a "
+				 "connection served by a GPSPM thread: dropped",
+				 dropped);
+	if (polled < 0) {
+		RPMA_LOG_ERROR("the GPSPM thread cannot poll its CQ any more");
+		return 0;
+	}
+	return polled;
+}
+
+/* A pause in a busy wait: the sibling hyperthread gets the core meanwhile. */
+inline void cpu_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	asm volatile("yield");
+#endif
+}
+
 void *serving_thread(void *arg)
 {
 	auto *server = static_cast<gpspm_server *>(arg);
 	rpma_cq *cq = server->cq;
 	pollfd fds[2] = { { cq->channel->fd, POLLIN, 0 }, { server->stop_fd, POLLIN, 0 } };
-	for (;;) {
-		/* everything there is, then sleep until the CQ's next event */
-		ibv_wc wc[16];
-		uint64_t flushes;
-		int n;
-		while ((n = cq->take(16, wc, &flushes)) > 0)
-			RPMA_LOG_WARNING("%d completions of the application's own operations on a "
-					 "connection served by a GPSPM thread: dropped",
-					 n);
-		if (n < 0)
-			RPMA_LOG_ERROR("the GPSPM thread cannot poll its CQ any more");
+	/*
+	 * Everything there is, then polling on for spin_ns after the last
+	 * entry (a request that comes meanwhile is served without a wake-up),
+	 * then sleeping until the CQ's next event.
+	 */
+	long long last_entry = monotonic_ns();
+	while (!server->stopping.load(std::memory_order_relaxed)) {
+		if (serve_all(cq) > 0) {
+			if (server->spin_ns)
+				last_entry = monotonic_ns();
+			continue;
+		}
+		if (server->spin_ns && fds[0].fd >= 0 &&
+		    monotonic_ns() - last_entry < server->spin_ns) {
+			cpu_relax();
+			continue;
+		}
 
 		if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
 			RPMA_PROVIDER_FAILED(errno, "poll in the GPSPM thread");
@@ -71,18 +107,20 @@ void *serving_thread(void *arg)
 				channel_lost(fds, "its events cannot be read");
 			}
 		}
+		last_entry = server->spin_ns ? monotonic_ns() : 0;
 	}
 	return nullptr;
 }
 
 } /* namespace */
 
-int gpspm_thread_start(rpma_cq *cq, gpspm_server **server_ptr)
+int gpspm_thread_start(rpma_cq *cq, uint32_t spin_us, gpspm_server **server_ptr)
 {
 	auto *server = new (std::nothrow) gpspm_server;
 	if (server == nullptr)
 		return RPMA_E_NOMEM;
 	server->cq = cq;
+	server->spin_ns = static_cast<long long>(spin_us) * 1000;
 	server->stop_fd = eventfd(0, EFD_CLOEXEC);
 	int ret = 0;
 	if (server->stop_fd < 0) {
@@ -117,6 +155,7 @@ void gpspm_thread_stop(gpspm_server **server_ptr)
 	gpspm_server *server = *server_ptr;
 	if (server == nullptr)
 		return;
+	server->stopping.store(true, std::memory_order_relaxed);
 	const uint64_t one = 1;
 	if (write(server->stop_fd, &one, sizeof(one)) != sizeof(one))
 		RPMA_LOG_WARNING("eventfd write failed: errno %d", errno);

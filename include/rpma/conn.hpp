@@ -122,6 +122,22 @@ public:
 	{
 		return detail::fetch<gpspm_mode>(&rpma_conn_cfg_get_gpspm, ptr_);
 	}
+	/*
+	 * extension: how long RPMA_GPSPM_THREAD's thread polls after a request
+	 * before it sleeps; at most RPMA_GPSPM_SPIN_US_MAX microseconds
+	 */
+	result<void> set_gpspm_spin(std::chrono::microseconds spin) noexcept
+	{
+		if (spin.count() < 0 || spin.count() > RPMA_GPSPM_SPIN_US_MAX)
+			return rpma::error(RPMA_E_INVAL);
+		return result<void>::from_code(
+		    rpma_conn_cfg_set_gpspm_spin(ptr_, static_cast<std::uint32_t>(spin.count())));
+	}
+	result<std::chrono::microseconds> get_gpspm_spin() const noexcept
+	{
+		return detail::fetch<std::chrono::microseconds>(&rpma_conn_cfg_get_gpspm_spin,
+								ptr_);
+	}
 };
 
 inline result<std::size_t> peer_cfg::get_versioned_descriptor(const conn_cfg &cfg,

@@ -549,6 +549,20 @@ void versioned_descriptors_and_gpspm_cfg()
 	CHECK(rpma_conn_cfg_get_gpspm(cfg->get(), &c_mode) == 0 && c_mode == RPMA_GPSPM_THREAD);
 	CHECK(cfg->set_gpspm(static_cast<rpma::gpspm_mode>(7)).error() == rpma::errc::inval);
 	CHECK(cfg->get_gpspm().value_or(rpma::gpspm_mode::disabled) == rpma::gpspm_mode::thread);
+	using std::chrono::microseconds;
+	CHECK(cfg->get_gpspm_spin().value_or(microseconds(0)) ==
+	      microseconds(RPMA_DEFAULT_GPSPM_SPIN_US));
+	CHECK(cfg->set_gpspm_spin(microseconds(0)));
+	CHECK(cfg->get_gpspm_spin().value_or(microseconds(1)) == microseconds(0));
+	CHECK(cfg->set_gpspm_spin(microseconds(250)));
+	uint32_t c_spin = 0;
+	CHECK(rpma_conn_cfg_get_gpspm_spin(cfg->get(), &c_spin) == 0 && c_spin == 250);
+	/* beyond what a uint32_t holds, and negative: refused, not wrapped */
+	CHECK(cfg->set_gpspm_spin(microseconds(RPMA_GPSPM_SPIN_US_MAX + 1)).error() ==
+	      rpma::errc::inval);
+	CHECK(cfg->set_gpspm_spin(microseconds(0x100000000LL + 5)).error() == rpma::errc::inval);
+	CHECK(cfg->set_gpspm_spin(microseconds(-1)).error() == rpma::errc::inval);
+	CHECK(cfg->get_gpspm_spin().value_or(microseconds(0)) == microseconds(250));
 	CHECK(cfg->set_rq_size(20));
 
 	auto pcfg = rpma::peer_cfg::create();

@@ -438,6 +438,7 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !c.set_compl_channel(true) || !c.get_compl_channel().has_value();
 	bad += !c.set_srq(*srq) || !c.clear_srq() || !c.get_srq();
 	bad += !c.set_gpspm(rpma::gpspm_mode::disabled) || !c.get_gpspm();
+	bad += !c.set_gpspm_spin(std::chrono::microseconds(1)) || !c.get_gpspm_spin();
 	bad += !pcfg->get_versioned_descriptor(c, desc);
 
 	auto ep = rpma::ep::listen(p, "127.0.0.1", "7204");

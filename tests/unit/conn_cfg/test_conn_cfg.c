@@ -445,6 +445,47 @@ static void conn_cfg_gpspm_independent(void **state)
 	delete_cfg(&b);
 }
 
+/* RPMA_GPSPM_THREAD's spin: the documented default, 0 to the maximum, nothing beyond */
+static void conn_cfg_gpspm_spin(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = new_cfg();
+	uint32_t spin = 0;
+	assert_int_equal(rpma_conn_cfg_get_gpspm_spin(cfg, &spin), 0);
+	assert_int_equal(spin, RPMA_DEFAULT_GPSPM_SPIN_US);
+	static const uint32_t valid[] = { 0, 1, 7, 1000, RPMA_GPSPM_SPIN_US_MAX };
+	for (size_t i = 0; i < UT_ARRAY_SIZE(valid); i++) {
+		assert_int_equal(rpma_conn_cfg_set_gpspm_spin(cfg, valid[i]), 0);
+		assert_int_equal(rpma_conn_cfg_get_gpspm_spin(cfg, &spin), 0);
+		assert_int_equal(spin, valid[i]);
+	}
+	static const uint32_t invalid[] = { RPMA_GPSPM_SPIN_US_MAX + 1, UINT32_MAX };
+	for (size_t i = 0; i < UT_ARRAY_SIZE(invalid); i++) {
+		ut_log_clear();
+		assert_int_equal(rpma_conn_cfg_set_gpspm_spin(cfg, invalid[i]), RPMA_E_INVAL);
+		assert_int_equal(ut_log_count, 1);
+		assert_int_equal(rpma_conn_cfg_get_gpspm_spin(cfg, &spin), 0);
+		assert_int_equal(spin, RPMA_GPSPM_SPIN_US_MAX); /* nothing changed */
+	}
+	/* the mode and the spin are set apart */
+	assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD), 0);
+	assert_int_equal(rpma_conn_cfg_get_gpspm_spin(cfg, &spin), 0);
+	assert_int_equal(spin, RPMA_GPSPM_SPIN_US_MAX);
+	delete_cfg(&cfg);
+}
+
+static void conn_cfg_gpspm_spin_null(void **state)
+{
+	(void)state;
+	struct rpma_conn_cfg *cfg = new_cfg();
+	uint32_t spin = 0x5a;
+	assert_int_equal(rpma_conn_cfg_set_gpspm_spin(NULL, 10), RPMA_E_INVAL);
+	assert_int_equal(rpma_conn_cfg_get_gpspm_spin(NULL, &spin), RPMA_E_INVAL);
+	assert_int_equal(spin, 0x5a);
+	assert_int_equal(rpma_conn_cfg_get_gpspm_spin(cfg, NULL), RPMA_E_INVAL);
+	delete_cfg(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +514,8 @@ int main(void)
 		UT_TEST(conn_cfg_gpspm_invalid),
 		UT_TEST(conn_cfg_gpspm_null),
 		UT_TEST(conn_cfg_gpspm_independent),
+		UT_TEST(conn_cfg_gpspm_spin),
+		UT_TEST(conn_cfg_gpspm_spin_null),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

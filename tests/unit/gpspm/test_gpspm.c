@@ -1578,6 +1578,103 @@ static void thread__stops_on_a_lost_channel(void **state)
 	assert_int_equal(count_threads(), before);
 }
 
+/* a GPSPM connection served by the library's thread that polls spin_us after each entry */
+static void gconn_open_spinning(struct gconn *c, uint32_t spin_us)
+{
+	memset(c, 0, sizeof(*c));
+	c->seen = fake_verbs_recvs();
+	struct rpma_conn_cfg *cfg = vd_gpspm_cfg(RPMA_GPSPM_THREAD, 4);
+	assert_int_equal(rpma_conn_cfg_set_gpspm_spin(cfg, spin_us), 0);
+	c->conn = fx_conn_active(cfg, &c->id);
+	fx_cfg_delete(&cfg);
+	assert_int_equal(rpma_conn_get_cq(c->conn, &c->cq), 0);
+	c->icq = c->id->qp->send_cq;
+	gconn_sync(c);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * While the thread spins (it has just started, with a spin of a second), a
+ * request is served without any event of the CQ's channel: the wake-up a
+ * sleeping thread needs is saved.
+ */
+static void thread__spin_serves_without_event(void **state)
+{
+	(void)state;
+	struct gconn t;
+	gconn_open_spinning(&t, RPMA_GPSPM_SPIN_US_MAX);
+	const uint32_t rkey = fx_mr_rkey(lmr);
+	for (int i = 0; i < 3; i++) {
+		uint8_t m[32];
+		request_msg(m, (uint32_t)i, 700 + (uint32_t)i, rkey, at(64 * (size_t)i), 64);
+		unsigned sends = fake_verbs_sends();
+		deliver(&t, m, sizeof(m), IBV_WC_RECV);
+		assert_true(wait_until_sends(sends + 1));
+		uint8_t want[16];
+		answer_msg(want, (uint32_t)i, 700 + (uint32_t)i, ST_OK);
+		assert_memory_equal(fake_verbs_send(sends)->inline_data, want, 16);
+	}
+	assert_int_equal(persist_calls(), 3);
+	assert_int_equal(fake_verbs_cq_acks(t.icq), 0);
+	fx_conn_delete(&t.conn);
+}
+
+/*
+ * The spin is bounded: once it is over, the thread sleeps on the channel
+ * (it stops polling), and a request is served only after the channel's
+ * event; with a spin of 0 it sleeps at once.
+ */
+static void thread__spin_ends_in_sleep(void **state)
+{
+	(void)state;
+	static const uint32_t spins[] = { 0, 2000 };
+	for (size_t k = 0; k < sizeof(spins) / sizeof(spins[0]); k++) {
+		struct gconn t;
+		gconn_open_spinning(&t, spins[k]);
+		wait_until_polled();
+		usleep(spins[k] + 50000); /* the spin is over */
+		const unsigned polls = fake_verbs_calls(FAKE_POLL_CQ);
+		usleep(100000);
+		assert_int_equal(fake_verbs_calls(FAKE_POLL_CQ), polls);
+
+		const uint32_t rkey = fx_mr_rkey(lmr);
+		uint8_t m[32];
+		request_msg(m, 1, 800 + (uint32_t)k, rkey, at(0), 64);
+		unsigned sends = fake_verbs_sends();
+		const int persisted = persist_calls();
+		deliver(&t, m, sizeof(m), IBV_WC_RECV);
+		usleep(50000);
+		assert_int_equal(fake_verbs_sends(), sends); /* asleep: not served yet */
+		fake_verbs_push_cq_event(t.icq->channel, t.icq);
+		assert_true(wait_until_sends(sends + 1));
+		assert_int_equal(persist_calls(), persisted + 1);
+		fx_conn_delete(&t.conn);
+	}
+}
+
+/* a thread in the middle of a long spin stops at once when its connection goes */
+static void thread__stops_while_spinning(void **state)
+{
+	(void)state;
+	const int before = count_threads();
+	struct gconn t;
+	gconn_open_spinning(&t, RPMA_GPSPM_SPIN_US_MAX);
+	for (int i = 0; i < 5000 && fake_verbs_calls(FAKE_POLL_CQ) < 2; i++)
+		usleep(100);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fx_conn_delete(&t.conn);
+	/* waiting out the spin would take a second */
+	assert_true(seconds_since(&t0) < 0.5);
+	assert_int_equal(count_threads(), before);
+}
+
 /* a request rejected (the passive side) stops its thread as well */
 static void thread__stops_with_request(void **state)
 {
@@ -2108,6 +2205,9 @@ int main(void)
 		T(thread__serves_and_stops),
 		T(thread__drops_other_completions),
 		T(thread__stops_on_a_lost_channel),
+		T(thread__spin_serves_without_event),
+		T(thread__spin_ends_in_sleep),
+		T(thread__stops_while_spinning),
 		TF(thread__stops_with_request),
 		T(thread__refuses_everything),
 #undef T
