@@ -5,6 +5,7 @@
  */
 
 #include <cerrno>
+#include <fcntl.h>
 #include <new>
 
 #include "clock.hpp"
@@ -167,7 +168,9 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 	if (conn->queues.shared_channel == nullptr)
 		return RPMA_E_NOT_SHARED_CHNL;
 
-	int ret = wait_1x(conn->queues.shared_channel->fd, &conn->events);
+	const int fd = conn->queues.shared_channel->fd;
+	const int fl = fcntl(fd, F_GETFL);
+	int ret = wait_1x(fd, &conn->events, fl < 0 || !(fl & O_NONBLOCK));
 	if (ret < 0)
 		return ret;
 	if (ret == WAIT_1X_ORPHANS) {

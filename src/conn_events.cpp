@@ -320,12 +320,9 @@ int rpma::wait_channel_or_peer(int channel_fd, conn_events *ev, int timeout_ms)
 	}
 }
 
-int rpma::wait_1x(int channel_fd, conn_events *ev)
+int rpma::wait_1x(int channel_fd, conn_events *ev, bool blocking)
 {
-	if (ev == nullptr)
-		return WAIT_1X_EVENT;
-	const int fl = fcntl(channel_fd, F_GETFL);
-	if (fl >= 0 && (fl & O_NONBLOCK))
+	if (ev == nullptr || !blocking)
 		return WAIT_1X_EVENT; /* the read says at once whether an event is there */
 	const int ret = wait_channel_or_peer(channel_fd, ev, -1);
 	if (ret < 0)

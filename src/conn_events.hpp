@@ -159,14 +159,15 @@ int wait_channel_or_peer(int channel_fd, conn_events *ev, int timeout_ms);
 /*
  * Before the blocking read of a librpma 1.x wait (rpma_cq_wait,
  * rpma_conn_wait) on channel_fd: waits, watching the connection's events,
- * unless the application made channel_fd non-blocking. WAIT_1X_EVENT: read
+ * unless the application made channel_fd non-blocking (blocking false: the
+ * caller knows how the application wants the fd). WAIT_1X_EVENT: read
  * the event now; WAIT_1X_ORPHANS: the connection is down and drained, and
  * its main CQ holds the flushes the library completes (no event comes for
  * them); RPMA_E_NO_COMPLETION: it is down and nothing more completes.
  */
 constexpr int WAIT_1X_EVENT = 1;
 constexpr int WAIT_1X_ORPHANS = 2;
-int wait_1x(int channel_fd, conn_events *ev);
+int wait_1x(int channel_fd, conn_events *ev, bool blocking);
 
 } /* namespace rpma */
 

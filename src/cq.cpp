@@ -39,6 +39,15 @@ int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, rpma_cq **cq_p
 		}
 	}
 	cq->channel = channel;
+	/* a channel of its own is read without a look first while it is the library's alone */
+	if (!cq->shared_channel) {
+		const int flags = fcntl(channel->fd, F_GETFL);
+		if (flags < 0 || fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK)) {
+			ret = RPMA_PROVIDER_FAILED(errno,
+						   "fcntl(O_NONBLOCK) on the completion channel");
+			goto destroy_channel;
+		}
+	}
 
 	cq->cq = verbs::create_cq(ctx, size, cq, channel);
 	if (cq->cq == nullptr) {
@@ -171,7 +180,8 @@ static bool readable_now(int fd)
 static int take_event_now(rpma_cq *cq)
 {
 	std::lock_guard<std::mutex> guard(cq->event_lock);
-	if (!readable_now(cq->channel->fd))
+	/* the library's non-blocking fd: the read itself says there is none */
+	if (cq->fd_given.load(std::memory_order_relaxed) && !readable_now(cq->channel->fd))
 		return RPMA_E_NO_COMPLETION;
 	ibv_cq *ev_cq = nullptr;
 	void *ev_ctx = nullptr;
@@ -217,6 +227,17 @@ int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 	RPMA_CHECK_ARG(cq != nullptr);
 	RPMA_CHECK_ARG(fd != nullptr);
 	RPMA_CHECK_ARG(cq_application_may_use(cq));
+	/*
+	 * The application's from now on, blocking as librpma 1.x gave it: it may
+	 * make it non-blocking itself, and rpma_cq_wait() then returns at once.
+	 */
+	std::lock_guard<std::mutex> guard(cq->event_lock);
+	if (!cq->fd_given.load(std::memory_order_relaxed) && !cq->shared_channel) {
+		const int flags = fcntl(cq->channel->fd, F_GETFL);
+		if (flags < 0 || fcntl(cq->channel->fd, F_SETFL, flags & ~O_NONBLOCK))
+			return RPMA_PROVIDER_FAILED(errno, "fcntl on the completion channel");
+		cq->fd_given.store(true, std::memory_order_relaxed);
+	}
 	*fd = cq->channel->fd;
 	return 0;
 }
@@ -229,38 +250,48 @@ int rpma_cq_wait(struct rpma_cq *cq)
 		return RPMA_E_SHARED_CHANNEL;
 
 	/*
-	 * An event already there is taken at once: a look, the read and the
-	 * re-arm. Only a wait that must sleep asks how the application set
+	 * An event already there is taken at once: the read and the re-arm,
+	 * with a look first only where the application has the fd (it may be
+	 * blocking). Only a wait that must sleep asks how the application set
 	 * the fd, and watches the connection (a peer that dies sends no event
 	 * to this channel).
 	 */
 	const int fd = cq->channel->fd;
 	bool taken_by_another = false;
+	bool given;
 	{
 		std::lock_guard<std::mutex> guard(cq->event_lock);
-		if (readable_now(fd)) {
+		given = cq->fd_given.load(std::memory_order_relaxed);
+		if (!given || readable_now(fd)) {
 			ibv_cq *ev_cq = nullptr;
 			void *ev_ctx = nullptr;
 			if (verbs::get_cq_event(cq->channel, &ev_cq, &ev_ctx) == 0)
 				return cq->ack_event_of(ev_cq);
 			const int err = errno;
-			set_provider_error(err);
-			if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
+			const bool none = err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
+			/* the library's fd found empty: no error, the wait sleeps */
+			if (given || !none)
+				set_provider_error(err);
+			if (!none) {
 				/* a failed read, as librpma 1.x reported it */
 				RPMA_LOG_ERROR("ibv_get_cq_event failed: errno %d", err);
 				return RPMA_E_NO_COMPLETION;
 			}
-			taken_by_another = true;
+			taken_by_another = given;
 		}
 	}
 
-	const int fl = fcntl(fd, F_GETFL);
-	const bool blocking = fl >= 0 && !(fl & O_NONBLOCK);
+	/* the library's own fd is non-blocking for itself: the application asked to wait */
+	bool blocking = true;
+	if (given) {
+		const int fl = fcntl(fd, F_GETFL);
+		blocking = fl >= 0 && !(fl & O_NONBLOCK);
+	}
 	/* the application's non-blocking fd: that read said it, as in 1.x */
 	if (taken_by_another && !blocking)
 		return RPMA_E_NO_COMPLETION;
 	for (;;) {
-		int ret = wait_1x(fd, cq->events);
+		int ret = wait_1x(fd, cq->events, blocking);
 		if (ret < 0)
 			return ret;
 		if (ret == WAIT_1X_ORPHANS)

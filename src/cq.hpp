@@ -50,7 +50,15 @@ struct rpma_cq {
 	 * there: of the threads woken for one event, one reads it and the
 	 * others find none, rather than block in the read until the next.
 	 */
-	std::mutex event_lock;
+	mutable std::mutex event_lock; /* mutable: rpma_cq_get_fd() takes a const CQ */
+	/*
+	 * Whether the application has the channel's fd (rpma_cq_get_fd): from
+	 * then on the fd is blocking unless the application makes it not, as
+	 * in librpma 1.x. Until then the library keeps it non-blocking, so
+	 * that a read says by itself whether an event is there (no look
+	 * first: one system call fewer per wait). Changed under event_lock.
+	 */
+	mutable std::atomic<bool> fd_given{ false };
 
 	/* Polls up to n work completions, translating nothing. */
 	int poll(int n, ibv_wc *wc);

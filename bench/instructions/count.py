@@ -52,7 +52,7 @@ FIGURES = [
     ('send', 'send', ['send_side'], 1, 155),
     ('recv', 'recv', ['recv_side'], 1, 139),
 ]
-SYSCALL_BUDGET = {'cq_wait': 3}
+SYSCALL_BUDGET = {'cq_wait': 2}
 
 
 def names():

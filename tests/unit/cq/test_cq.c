@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "fake_extra.h"
@@ -55,6 +56,34 @@ static void get_fd__success(void **state)
 	assert_int_equal(fd, icq->channel->fd);
 }
 
+/*
+ * The channel is non-blocking while it is the library's alone (a read says
+ * whether an event is there); the fd the application takes is blocking,
+ * as librpma 1.x gave it, and stays as the application sets it.
+ */
+static void get_fd__blocking_for_the_application(void **state)
+{
+	(void)state;
+	assert_true(fcntl(icq->channel->fd, F_GETFL) & O_NONBLOCK);
+	int fd = -1;
+	assert_int_equal(rpma_cq_get_fd(cq, &fd), 0);
+	assert_false(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	assert_int_equal(rpma_cq_get_fd(cq, &fd), 0);
+	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+}
+
+/* an event already there, the fd the library's: read, acknowledged, the CQ armed again */
+static void wait__library_fd_reads_at_once(void **state)
+{
+	(void)state;
+	fake_verbs_push_cq_event(icq->channel, icq);
+	assert_int_equal(rpma_cq_wait(cq), 0);
+	assert_int_equal(fake_verbs_cq_acks(icq), 1);
+	assert_true(fake_verbs_cq_armed(icq));
+	assert_int_equal(fake_verbs_misuse(), 0);
+}
+
 /* rpma_cq_wait */
 
 static void wait__null_cq(void **state)
@@ -81,9 +110,21 @@ static void wait__success(void **state)
 	assert_int_equal(fake_verbs_calls(FAKE_POLL_CQ), 0);
 }
 
+/*
+ * The application takes the channel's fd and makes it non-blocking: then
+ * rpma_cq_wait() returns at once when no event is there, as in librpma 1.x.
+ */
+static void application_nonblocking_fd(void)
+{
+	int fd = -1;
+	assert_int_equal(rpma_cq_get_fd(cq, &fd), 0);
+	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+}
+
 static void wait__two_events(void **state)
 {
 	(void)state;
+	application_nonblocking_fd();
 	fake_verbs_push_cq_event(icq->channel, icq);
 	fake_verbs_push_cq_event(icq->channel, icq);
 	assert_int_equal(rpma_cq_wait(cq), 0);
@@ -97,7 +138,7 @@ static void wait__two_events(void **state)
 static void wait__nonblocking_empty(void **state)
 {
 	(void)state;
-	/* the fake's channel never blocks: no event is EAGAIN, as on an O_NONBLOCK fd */
+	application_nonblocking_fd();
 	assert_int_equal(rpma_cq_wait(cq), RPMA_E_NO_COMPLETION);
 	assert_int_equal(fake_verbs_cq_acks(icq), 0);
 	fake_verbs_fail(FAKE_GET_CQ_EVENT, 1, EAGAIN);
@@ -151,9 +192,12 @@ static void wait__rcq(void **state)
 	assert_int_equal(rpma_conn_get_rcq(c, &rcq), 0);
 	struct ibv_cq *ircq = rid->qp->recv_cq;
 	fake_verbs_push_cq_event(ircq->channel, ircq);
-	/* the main CQ has its own channel: nothing for it */
+	/* the main CQ has its own channel: nothing for it (its fd made non-blocking) */
 	struct rpma_cq *main_cq = NULL;
 	assert_int_equal(rpma_conn_get_cq(c, &main_cq), 0);
+	int fd = -1;
+	assert_int_equal(rpma_cq_get_fd(main_cq, &fd), 0);
+	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
 	assert_int_equal(rpma_cq_wait(main_cq), RPMA_E_NO_COMPLETION);
 	assert_int_equal(rpma_cq_wait(rcq), 0);
 	assert_int_equal(fake_verbs_cq_acks(ircq), 1);
@@ -369,6 +413,8 @@ int main(void)
 		T(get_fd__null_cq),
 		T(get_fd__null_fd),
 		T(get_fd__success),
+		T(get_fd__blocking_for_the_application),
+		T(wait__library_fd_reads_at_once),
 		T(wait__null_cq),
 		T(wait__success),
 		T(wait__two_events),

@@ -8,6 +8,7 @@
 
 #include "internal.hpp"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -36,7 +37,6 @@ ibv_comp_channel *create_comp_channel(ibv_context *ctx)
 	 * default, a read of an empty one is a misuse (it would hang)
 	 */
 	ch->ch.fd = new_eventfd(s.blocking_channels ? 0 : EFD_NONBLOCK);
-	ch->blocking = s.blocking_channels;
 	ch->ch.refcnt = 0;
 	add_live(ch, kind::comp_channel);
 	return &ch->ch;
@@ -152,7 +152,9 @@ int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context)
 	if (ch->broken)
 		return fail_minus1(EIO);
 	if (ch->events.empty()) {
-		if (ch->blocking)
+		/* as rdma-core's read: the fd's O_NONBLOCK, whoever set it, decides */
+		const int fl = fcntl(ch->ch.fd, F_GETFL);
+		if (fl >= 0 && !(fl & O_NONBLOCK))
 			misuse("ibv_get_cq_event on a blocking channel with no event: it would "
 			       "wait for the next one");
 		return fail_minus1(EAGAIN);

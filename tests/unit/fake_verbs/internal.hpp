@@ -67,8 +67,7 @@ struct fake_comp_channel {
 	ibv_comp_channel ch;
 	std::deque<fake_cq *> events;
 	unsigned cqs;
-	bool broken;	       /* fake_verbs_break_comp_channel() */
-	bool blocking = false; /* fake_verbs_set_blocking_channels() */
+	bool broken; /* fake_verbs_break_comp_channel() */
 };
 
 struct fake_cq {

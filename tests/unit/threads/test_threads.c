@@ -16,6 +16,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -619,14 +620,19 @@ static void *wait_one(void *arg)
 	return NULL;
 }
 
-static void waiting__two_threads_one_event(void **state)
+static void two_threads_one_event(bool application_has_fd)
 {
-	(void)state;
 	fake_verbs_set_blocking_channels(true);
 	struct rdma_cm_id *id = NULL;
 	struct rpma_conn *conn = fx_conn_active(NULL, &id);
 	struct rpma_cq *cq = NULL;
 	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	if (application_has_fd) {
+		/* the fd is then blocking, as librpma 1.x gave it */
+		int fd = -1;
+		assert_int_equal(rpma_cq_get_fd(cq, &fd), 0);
+		assert_false(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	}
 	/* both get past poll() before either reads */
 	fake_verbs_set_cq_event_delay(50);
 	struct waiter w[2] = { { .cq = cq }, { .cq = cq } };
@@ -650,6 +656,20 @@ static void waiting__two_threads_one_event(void **state)
 	fx_conn_delete(&conn);
 }
 
+/* the application took the channel's fd (rpma_cq_get_fd): a look before each read */
+static void waiting__two_threads_one_event(void **state)
+{
+	(void)state;
+	two_threads_one_event(true);
+}
+
+/* the channel is the library's alone, non-blocking: the read itself says */
+static void waiting__two_threads_one_event_library_fd(void **state)
+{
+	(void)state;
+	two_threads_one_event(false);
+}
+
 int main(void)
 {
 	/* one test a line */
@@ -663,6 +683,7 @@ int main(void)
 		T(logging__changed_while_logging),
 		T(provider_error__kept_per_thread),
 		T(waiting__two_threads_one_event),
+		T(waiting__two_threads_one_event_library_fd),
 #undef T
 	};
 	/* clang-format on */
