@@ -13,6 +13,7 @@
 #include "cq.hpp"
 #include "err.hpp"
 #include "gpspm.hpp"
+#include "peer.hpp"
 #include "peer_cfg.hpp"
 #include "post.hpp"
 #include "verbs/verbs.hpp"
@@ -40,8 +41,28 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 		cq_watch(queues.cq, &conn->events, qp_num);
 	if (queues.rcq)
 		cq_watch(queues.rcq, &conn->events, qp_num);
+	conn_refresh_flush_methods(conn);
 	*conn_ptr = conn;
 	return 0;
+}
+
+flush_capabilities rpma::conn_flush_capabilities(const rpma_conn *conn)
+{
+	flush_capabilities caps;
+	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
+	caps.gpspm = conn->queues.gpspm != nullptr && gpspm_agreed(conn->queues.gpspm);
+	caps.native =
+	    conn->peer->native & (verbs::NATIVE_FLUSH_GLOBAL | verbs::NATIVE_FLUSH_PERSISTENT);
+	return caps;
+}
+
+void rpma::conn_refresh_flush_methods(rpma_conn *conn)
+{
+	const flush_capabilities caps = conn_flush_capabilities(conn);
+	const rpma_flush_type types[] = { RPMA_FLUSH_TYPE_PERSISTENT, RPMA_FLUSH_TYPE_VISIBILITY };
+	for (rpma_flush_type type : types)
+		conn->usable_flush_methods[type].store(usable_flush_methods(caps, type),
+						       std::memory_order_relaxed);
 }
 
 extern "C" {
@@ -94,6 +115,7 @@ int rpma_conn_apply_remote_peer_cfg(struct rpma_conn *conn, const struct rpma_pe
 	if ((g == nullptr || !gpspm_agree(g, target_depth)) && target_depth)
 		RPMA_LOG_INFO("the target serves GPSPM, but this connection does not carry it "
 			      "(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED))");
+	conn_refresh_flush_methods(conn);
 	return 0;
 }
 

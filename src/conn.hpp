@@ -20,6 +20,7 @@
 
 #include "conn_events.hpp"
 #include "conn_queues.hpp"
+#include "flush_method.hpp"
 #include "post.hpp"
 #include "verbs/verbs.hpp"
 
@@ -33,6 +34,14 @@ struct rpma_conn {
 
 	/* from the peer configuration the target declared */
 	std::atomic<bool> direct_write_to_pmem{ false };
+	/*
+	 * The flush methods (METHOD_* bits) the connection can use, indexed by
+	 * rpma_flush_type: from its device, the target's peer configuration
+	 * and GPSPM's agreement, set when the connection is made and when a
+	 * peer configuration is applied (conn_refresh_flush_methods), so that
+	 * a flush only ands them with the region's offer.
+	 */
+	std::atomic<uint8_t> usable_flush_methods[2]{ { 0 }, { 0 } };
 
 	/* Posts one send work request (or a chain): one doorbell. */
 	int post_send(ibv_send_wr *wr)
@@ -47,6 +56,12 @@ struct rpma_conn {
 
 namespace rpma
 {
+
+/* What the connection knows for choosing a flush method. */
+flush_capabilities conn_flush_capabilities(const rpma_conn *conn);
+
+/* Sets conn->usable_flush_methods from what the connection knows now. */
+void conn_refresh_flush_methods(rpma_conn *conn);
 
 /*
  * Wraps id (with its QP) and queues into a connection with its own event

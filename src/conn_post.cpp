@@ -170,31 +170,31 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 	return conn->post_send(&wr);
 }
 
-/* What the connection knows for choosing a flush method. */
-static inline flush_capabilities capabilities_of(const rpma_conn *conn)
+/* RPMA_E_NOSUPP for a flush no method carries, with the reason logged. */
+[[gnu::cold]] [[gnu::noinline]] static int
+flush_refused(const rpma_conn *conn, const rpma_mr_remote *dst, rpma_flush_type type)
 {
-	flush_capabilities caps;
-	caps.direct_write_to_pmem = conn->direct_write_to_pmem.load(std::memory_order_relaxed);
-	caps.gpspm = conn->queues.gpspm != nullptr && gpspm_agreed(conn->queues.gpspm);
-	caps.native =
-	    conn->peer->native & (verbs::NATIVE_FLUSH_GLOBAL | verbs::NATIVE_FLUSH_PERSISTENT);
-	return caps;
+	const char *why = "no method carries it";
+	(void)choose_flush_method(conn_flush_capabilities(conn), dst, type, &why);
+	RPMA_LOG_ERROR("%s", why);
+	return RPMA_E_NOSUPP;
 }
 
 /*
- * Makes a flush of [offset, offset + len) of dst ready to post by the method
- * the connection agreed for type: claims its slot (and for GPSPM its place
- * in the flow control). RPMA_E_NOSUPP when no method carries it.
+ * Makes a flush of [offset, offset + len) of dst ready to post by method,
+ * the one pick_flush_method() gave for the connection and type: claims
+ * its slot (and for GPSPM its place in the flow control). RPMA_E_NOSUPP,
+ * with the reason logged, when no method carries it.
  */
-[[gnu::always_inline]] static inline int flush_prepare(rpma_conn *conn, const rpma_mr_remote *dst,
-						       size_t offset, size_t len,
-						       rpma_flush_type type, unsigned send_flags,
-						       const void *op_context, prepared_wr *p)
+[[gnu::always_inline]] static inline int flush_prepare(rpma_conn *conn, rpma_flush_method method,
+						       const rpma_mr_remote *dst, size_t offset,
+						       size_t len, rpma_flush_type type,
+						       unsigned send_flags, const void *op_context,
+						       prepared_wr *p)
 {
-	const char *why = nullptr;
 	conn_flush *flush = conn->queues.flush;
 	p->native.placement = 0;
-	switch (choose_flush_method(capabilities_of(conn), dst, type, &why)) {
+	switch (method) {
 	case RPMA_FLUSH_METHOD_NATIVE:
 		return flush_native_prepare(flush, dst, offset, len, type, send_flags, op_context,
 					    p);
@@ -205,9 +205,16 @@ static inline flush_capabilities capabilities_of(const rpma_conn *conn)
 		return gpspm_flush_prepare(conn->queues.gpspm, flush, dst, offset, len, send_flags,
 					   op_context, p);
 	default:
-		RPMA_LOG_ERROR("%s", why);
-		return RPMA_E_NOSUPP;
+		return flush_refused(conn, dst, type);
 	}
+}
+
+/* The method of a flush of type to dst on conn: pick_flush_method(), inline. */
+[[gnu::always_inline]] static inline rpma_flush_method
+flush_method_of(const rpma_conn *conn, const rpma_mr_remote *dst, rpma_flush_type type)
+{
+	return pick_flush_method(conn->usable_flush_methods[type].load(std::memory_order_relaxed),
+				 dst, type);
 }
 
 /* Gives back what a prepared work request holds, when it was not posted. */
@@ -277,8 +284,9 @@ template <typename Enum> static int stored_value(const Enum &field)
 		RPMA_CHECK_ARG(stored_value(op.flush_type) == RPMA_FLUSH_TYPE_PERSISTENT ||
 			       stored_value(op.flush_type) == RPMA_FLUSH_TYPE_VISIBILITY);
 		RPMA_CHECK_ARG(range_fits(op.remote->size, op.remote_offset, op.len));
-		return flush_prepare(conn, op.remote, op.remote_offset, op.len, op.flush_type,
-				     send_flags, op.op_context, p);
+		return flush_prepare(conn, flush_method_of(conn, op.remote, op.flush_type),
+				     op.remote, op.remote_offset, op.len, op.flush_type, send_flags,
+				     op.op_context, p);
 	default:
 		RPMA_LOG_ERROR("operation %d cannot be batched: reads, writes, flushes and sends "
 			       "can",
@@ -288,12 +296,13 @@ template <typename Enum> static int stored_value(const Enum &field)
 }
 
 /* A checked flush, made ready and posted; its slot given back if the post fails. */
-[[gnu::always_inline]] static inline int flush_post(rpma_conn *conn, const rpma_mr_remote *dst,
-						    size_t offset, size_t len, rpma_flush_type type,
+[[gnu::always_inline]] static inline int flush_post(rpma_conn *conn, rpma_flush_method method,
+						    const rpma_mr_remote *dst, size_t offset,
+						    size_t len, rpma_flush_type type,
 						    unsigned send_flags, const void *op_context)
 {
 	prepared_wr p;
-	int ret = flush_prepare(conn, dst, offset, len, type, send_flags, op_context, &p);
+	int ret = flush_prepare(conn, method, dst, offset, len, type, send_flags, op_context, &p);
 	if (__builtin_expect(ret != 0, 0))
 		return ret;
 	if (__builtin_expect(p.native.placement != 0, 0)) {
@@ -321,7 +330,34 @@ template <typename Enum> static int stored_value(const Enum &field)
 	RPMA_CHECK_ARG(range_fits(dst->size, dst_offset, len));
 	RPMA_CHECK_ARG(conn_takes_posts(conn));
 
-	return flush_post(conn, dst, dst_offset, len, type, send_flags, op_context);
+	return flush_post(conn, flush_method_of(conn, dst, type), dst, dst_offset, len, type,
+			  send_flags, op_context);
+}
+
+/*
+ * What nearly every flush of a data path is: a signaled read-after-write
+ * flush, not on iWARP (no fence). Its read filled on the stack, its slot
+ * claimed, one post; the slot given back if the post fails.
+ */
+[[gnu::always_inline]] static inline int flush_read_after_write_signaled(rpma_conn *conn,
+									 const rpma_mr_remote *dst,
+									 size_t offset, size_t len,
+									 const void *op_context)
+{
+	conn_flush *flush = conn->queues.flush;
+	ibv_sge sge;
+	ibv_send_wr wr;
+	if (__builtin_expect(!read_after_write_fill(flush, dst, offset, len, &wr, &sge), 0))
+		return flush_of_empty_region();
+	flush_slot *slot = flush->claim(op_context, true, 0);
+	if (__builtin_expect(slot == nullptr, 0))
+		return flush_slots_exhausted();
+	wr.wr_id = flush->wr_id_of(slot);
+	wr.send_flags = IBV_SEND_SIGNALED;
+	const int ret = conn->post_send(&wr);
+	if (__builtin_expect(ret != 0, 0))
+		flush->release(slot);
+	return ret;
 }
 
 extern "C" {
@@ -420,7 +456,13 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 		0))
 		return flush_checked(conn, dst, dst_offset, len, type, flags, op_context);
 
-	return flush_post(conn, dst, dst_offset, len, type, send_flags_of(flags), op_context);
+	const rpma_flush_method method = flush_method_of(conn, dst, type);
+	if (__builtin_expect(method == RPMA_FLUSH_METHOD_READ_AFTER_WRITE &&
+				 send_flags_of(flags) == IBV_SEND_SIGNALED && !conn->peer->iwarp,
+			     1))
+		return flush_read_after_write_signaled(conn, dst, dst_offset, len, op_context);
+	return flush_post(conn, method, dst, dst_offset, len, type, send_flags_of(flags),
+			  op_context);
 }
 
 /*
@@ -505,7 +547,7 @@ int rpma_conn_get_flush_method(const struct rpma_conn *conn, const struct rpma_m
 	RPMA_CHECK_ARG(method != nullptr);
 
 	const char *why = nullptr;
-	*method = choose_flush_method(capabilities_of(conn), dst, type, &why);
+	*method = choose_flush_method(conn_flush_capabilities(conn), dst, type, &why);
 	return *method == RPMA_FLUSH_METHOD_NONE ? RPMA_E_NOSUPP : 0;
 }
 

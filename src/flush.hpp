@@ -63,10 +63,12 @@ inline int flush_track(conn_flush *flush, unsigned send_flags, const void *op_co
  * been placed in the target's memory. Where writes land in the persistent
  * domain (the target declared direct write to PMem) that makes them
  * persistent; otherwise visible to the target's CPU.
+ *
+ * Fills the read of [offset, offset + len) of dst into wr and sge, all but
+ * its wr_id and send_flags; false for a region of 0 bytes.
  */
-inline int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const rpma_mr_remote *dst,
-					  size_t offset, size_t len, unsigned send_flags,
-					  const void *op_context, prepared_wr *p)
+inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote *dst, size_t offset,
+				  size_t len, ibv_send_wr *wr, ibv_sge *sge)
 {
 	/*
 	 * A few bytes are enough to order the read behind the writes; they are
@@ -77,7 +79,7 @@ inline int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const r
 	 */
 	const uint64_t size = dst->size;
 	if (__builtin_expect(size == 0, 0))
-		return flush_of_empty_region();
+		return false;
 	const size_t read_offset = offset < size ? offset : size - 1;
 	size_t read_len = len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE;
 	if (read_len == 0)
@@ -85,17 +87,27 @@ inline int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const r
 	if (read_len > size - read_offset)
 		read_len = size - read_offset;
 
-	p->sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
-	p->sge.length = static_cast<uint32_t>(read_len);
-	p->sge.lkey = flush->sink_lkey;
+	sge->addr = reinterpret_cast<uintptr_t>(flush->sink);
+	sge->length = static_cast<uint32_t>(read_len);
+	sge->lkey = flush->sink_lkey;
 	/* the fields a provider reads of an RDMA read: nothing else is cleared */
-	p->wr.next = nullptr;
-	p->wr.sg_list = &p->sge;
-	p->wr.num_sge = 1;
-	p->wr.opcode = IBV_WR_RDMA_READ;
-	p->wr.imm_data = 0;
-	p->wr.wr.rdma.remote_addr = dst->raddr + read_offset;
-	p->wr.wr.rdma.rkey = dst->rkey;
+	wr->next = nullptr;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_RDMA_READ;
+	wr->imm_data = 0;
+	wr->wr.rdma.remote_addr = dst->raddr + read_offset;
+	wr->wr.rdma.rkey = dst->rkey;
+	return true;
+}
+
+/* The read-after-write flush made ready to post (iWARP: its fence added). */
+inline int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const rpma_mr_remote *dst,
+					  size_t offset, size_t len, unsigned send_flags,
+					  const void *op_context, prepared_wr *p)
+{
+	if (__builtin_expect(!read_after_write_fill(flush, dst, offset, len, &p->wr, &p->sge), 0))
+		return flush_of_empty_region();
 	const int ret = flush_track(flush, send_flags, op_context, p);
 	if (__builtin_expect(iwarp, 0) && ret == 0)
 		fence_read(p);

@@ -90,6 +90,46 @@ inline rpma_flush_method choose_flush_method(const flush_capabilities &caps,
 	return RPMA_FLUSH_METHOD_NONE;
 }
 
+/*
+ * The methods (METHOD_* bits) by which a connection with caps can carry a
+ * flush of type, whatever the region: what a flush ands with the region's
+ * offer (pick_flush_method). Computed when the capabilities change, not
+ * per flush.
+ */
+inline uint8_t usable_flush_methods(const flush_capabilities &caps, rpma_flush_type type)
+{
+	if (type == RPMA_FLUSH_TYPE_PERSISTENT)
+		return ((caps.native & verbs::NATIVE_FLUSH_PERSISTENT) ? METHOD_NATIVE_PERSISTENT
+								       : 0) |
+		       (caps.direct_write_to_pmem ? METHOD_READ_AFTER_WRITE : 0) |
+		       (caps.gpspm ? METHOD_GPSPM : 0);
+	return ((caps.native & verbs::NATIVE_FLUSH_GLOBAL) ? METHOD_NATIVE_VISIBILITY : 0) |
+	       METHOD_READ_AFTER_WRITE;
+}
+
+/*
+ * choose_flush_method() from usable_flush_methods(caps, type): the same
+ * method, in a few instructions; RPMA_FLUSH_METHOD_NONE when there is none
+ * (choose_flush_method() then says why).
+ */
+inline rpma_flush_method pick_flush_method(uint8_t usable, const rpma_mr_remote *dst,
+					   rpma_flush_type type)
+{
+	const int usage = type == RPMA_FLUSH_TYPE_PERSISTENT ? RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT
+							     : RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+	if (!(dst->usage & usage))
+		return RPMA_FLUSH_METHOD_NONE;
+	const uint8_t both = usable & remote_flush_methods(dst);
+	/* the order of preference of choose_flush_method() */
+	if (both & (METHOD_NATIVE_PERSISTENT | METHOD_NATIVE_VISIBILITY))
+		return RPMA_FLUSH_METHOD_NATIVE;
+	if (both & METHOD_READ_AFTER_WRITE)
+		return RPMA_FLUSH_METHOD_READ_AFTER_WRITE;
+	if (both & METHOD_GPSPM)
+		return RPMA_FLUSH_METHOD_GPSPM;
+	return RPMA_FLUSH_METHOD_NONE;
+}
+
 } /* namespace rpma */
 
 #endif /* RPMA_FLUSH_METHOD_HPP */
