@@ -901,6 +901,40 @@ struct rpma_batch_op {
 int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int count,
 		    int *failed);
 
+/*
+ * Extension: a write template: writes from one local region to one remote
+ * region, and the flush of type that follows them. The connection and the
+ * regions are checked and looked up once, when the template is made; a
+ * post checks only its ranges and posts its writes and their flush as one
+ * chain, with one doorbell. The template is read-only once made: threads
+ * may post through it at once. Delete it before the connection and the
+ * regions.
+ */
+struct rpma_write_template;
+
+/* One write of a post: len bytes from src_offset of the source to dst_offset. */
+struct rpma_write_range {
+	size_t dst_offset;
+	size_t src_offset;
+	size_t len;
+};
+
+int rpma_write_template_new(struct rpma_conn *conn, const struct rpma_mr_remote *dst,
+			    const struct rpma_mr_local *src, enum rpma_flush_type type,
+			    struct rpma_write_template **tmpl_ptr);
+int rpma_write_template_delete(struct rpma_write_template **tmpl_ptr);
+
+/*
+ * Extension: posts count writes (1 to RPMA_BATCH_MAX - 1) through tmpl,
+ * then one flush of the range from the lowest destination offset to the
+ * highest end among them, by the method rpma_flush() would use; the flush
+ * completes as rpma_flush()'s does, with op_context, as flags says; a
+ * write completes only when it fails, with op_context.
+ */
+int rpma_write_template_post(struct rpma_write_template *tmpl,
+			     const struct rpma_write_range *writes, int count, int flags,
+			     const void *op_context);
+
 #ifdef __cplusplus
 }
 #endif

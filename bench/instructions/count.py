@@ -46,6 +46,8 @@ FIGURES = [
     ('native_write_flush_1x', 'native_write_flush_1x', ['measure_write_flush_1x'], 1, 270),
     ('batch_16_writes', 'batch_16_writes', ['measure_batch_16'], 16, 103),
     ('batch_write_flush', 'batch_write_flush', ['measure_batch_1'], 1, 330),
+    ('template_16_writes', 'template_16_writes', ['measure_template_16'], 16, 49),
+    ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 238),
     ('gpspm_initiator', 'gpspm_initiator',
      ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 842),
     ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 602),

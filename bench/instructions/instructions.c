@@ -225,6 +225,25 @@ __attribute__((noinline)) void measure_batch_1(struct pair *p, struct rpma_batch
 	}
 }
 
+__attribute__((noinline)) void measure_template_16(struct pair *p, struct rpma_write_template *t,
+						   const struct rpma_write_range *w, int rounds)
+{
+	for (int i = 0; i < rounds; i++) {
+		CHECK(rpma_write_template_post(t, w, 16, RPMA_F_COMPLETION_ALWAYS, p));
+		take_wc(p->client_cq, IBV_WC_RDMA_READ);
+	}
+}
+
+__attribute__((noinline)) void measure_template_1(struct pair *p, struct rpma_write_template *t,
+						  const struct rpma_write_range *w, int rounds)
+{
+	for (int i = 0; i < rounds; i++) {
+		CHECK(rpma_write_template_post(t, w, 1, RPMA_F_COMPLETION_ALWAYS, p));
+		struct rpma_completion c;
+		CHECK(rpma_cq_get_completion(p->client_cq, &c));
+	}
+}
+
 __attribute__((noinline)) void gpspm_initiator_post(struct pair *p)
 {
 	CHECK(rpma_write(p->client, p->dst, 0, p->src, 0, LEN, RPMA_F_COMPLETION_ON_ERROR, NULL));
@@ -368,6 +387,8 @@ static const char *const cases[] = {
 	"native_write_flush_1x",
 	"batch_16_writes",
 	"batch_write_flush",
+	"template_16_writes",
+	"template_write_flush",
 	"gpspm_initiator",
 	"gpspm_target",
 	"send",
@@ -415,6 +436,23 @@ int main(int argc, char *argv[])
 		struct rpma_batch_op ops[2] = { write_op(&p, 0), flush_op(&p, LEN) };
 		measure_batch_1(&p, ops, 10);
 		measure_batch_1(&p, ops, ROUNDS);
+	} else if (strcmp(name, "template_16_writes") == 0 ||
+		   strcmp(name, "template_write_flush") == 0) {
+		connect_pair(&p, RAW);
+		struct rpma_write_template *t = NULL;
+		CHECK(rpma_write_template_new(p.client, p.dst, p.src, RPMA_FLUSH_TYPE_PERSISTENT,
+					      &t));
+		struct rpma_write_range w[16];
+		for (int i = 0; i < 16; i++)
+			w[i] = (struct rpma_write_range){ (size_t)i * LEN, (size_t)i * LEN, LEN };
+		if (name[9] == '1') {
+			measure_template_16(&p, t, w, 10);
+			measure_template_16(&p, t, w, ROUNDS);
+		} else {
+			measure_template_1(&p, t, w, 10);
+			measure_template_1(&p, t, w, ROUNDS);
+		}
+		CHECK(rpma_write_template_delete(&t));
 	} else if (strncmp(name, "gpspm_", 6) == 0) {
 		connect_pair(&p, GPSPM);
 		run_gpspm(&p, 10);

@@ -495,6 +495,46 @@ public:
 /* ---------------------------------------------------------------- conn_req */
 
 /*
+ * Extension: writes from one local region to one remote region and the
+ * flush that follows them, checked once (rpma_write_template_new); each
+ * post is one chain, one doorbell. Read-only once made: threads may post
+ * through one at once. It must go before the connection and the regions.
+ */
+class write_template
+    : public detail::unique_handle<rpma_write_template, &rpma_write_template_delete>
+{
+public:
+	using unique_handle::unique_handle;
+
+	static result<write_template> create(conn &c, const mr_remote &dst, const mr_local &src,
+					     flush_type type) noexcept
+	{
+		return detail::fetch<write_template>(&rpma_write_template_new, c.get(), dst.get(),
+						     src.get(), static_cast<rpma_flush_type>(type));
+	}
+	/* the template refers to the regions: they must outlive it */
+	static result<write_template> create(conn &, const mr_remote &&, const mr_local &,
+					     flush_type) = delete;
+	static result<write_template> create(conn &, const mr_remote &, const mr_local &&,
+					     flush_type) = delete;
+
+	/* writes, then one flush of the range that covers them all */
+	result<void> post(span<const rpma_write_range> writes, flag flags,
+			  const void *op_context = nullptr) noexcept
+	{
+		return result<void>::from_code(rpma_write_template_post(
+		    ptr_, writes.data(), detail::clamp_count(writes.size()),
+		    static_cast<int>(flags), op_context));
+	}
+	result<void> post(std::initializer_list<rpma_write_range> writes, flag flags,
+			  const void *op_context = nullptr) noexcept
+	{
+		return post(span<const rpma_write_range>(writes.begin(), writes.size()), flags,
+			    op_context);
+	}
+};
+
+/*
  * A connection request: outgoing (create) or incoming (ep::next_conn_req).
  * Deleting an incoming one rejects it. Its peer must outlive it and the
  * connection made from it.

@@ -795,6 +795,36 @@ void post_batch_takes_any_sequence()
 	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 4);
 }
 
+/* a write template: checked once, each post one chain; its failures are results */
+void write_template_posts_one_chain()
+{
+	fixture fx;
+	CHECK(fx.open());
+	auto t =
+	    rpma::write_template::create(fx.conn, fx.remote, fx.mr, rpma::flush_type::visibility);
+	CHECK(t);
+	const rpma_write_range writes[] = { { 64, 16, 32 }, { 256, 0, 8 } };
+	CHECK(t->post(writes, rpma::flag::completion_always, ctx(7)));
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 1 && fake_verbs_sends() == 3);
+	const fake_send_record *w = fake_verbs_send(0);
+	CHECK(w->wr.opcode == IBV_WR_RDMA_WRITE && !(w->wr.send_flags & IBV_SEND_SIGNALED));
+	CHECK(w->wr.wr.rdma.remote_addr == REMOTE_ADDR + 64 && w->wr.wr.rdma.rkey == REMOTE_RKEY);
+	CHECK(w->sge[0].addr == reinterpret_cast<std::uintptr_t>(fx.buf + 16));
+	CHECK(fake_verbs_send(1)->wr.wr.rdma.remote_addr == REMOTE_ADDR + 256);
+	CHECK(fake_verbs_send(2)->wr.opcode == IBV_WR_RDMA_READ);
+	CHECK(flush_completes_as(fx, 2, ctx(7)));
+
+	/* a braced list; a range past the region is refused, nothing posted */
+	CHECK(t->post({ { 0, 0, 8 } }, rpma::flag::completion_always, ctx(8)));
+	CHECK(flush_completes_as(fx, 4, ctx(8)));
+	CHECK(t->post({ { 1 << 30, 0, 8 } }, rpma::flag::completion_always).error() ==
+	      rpma::errc::inval);
+	CHECK(
+	    t->post(rpma::span<const rpma_write_range>(), rpma::flag::completion_always).error() ==
+	    rpma::errc::inval);
+	CHECK(fake_verbs_calls(FAKE_POST_SEND) == 2);
+}
+
 /* a refused element: nothing posted, and the result names it */
 void post_batch_names_the_refused_element()
 {
@@ -983,6 +1013,7 @@ int main()
 		TEST_CASE(post_batch_posts_one_chain),
 		TEST_CASE(post_batch_takes_any_sequence),
 		TEST_CASE(post_batch_names_the_refused_element),
+		TEST_CASE(write_template_posts_one_chain),
 		TEST_CASE(post_batch_provider_failure_mid_chain),
 		TEST_CASE(log_and_utils),
 		TEST_CASE(error_codes_speak_rpma),

@@ -321,6 +321,15 @@ static_assert(lvalue_only<batch_read_src, rpma::mr_remote>() &&
 		  lvalue_only<batch_flush_dst, rpma::mr_remote>() &&
 		  !batch_write_both<rpma::mr_remote>::value,
 	      "the remote region of an element of a batch, read when the batch is posted");
+RPMA_CALL(template_dst, rpma::write_template::create(lvalue<rpma::conn>(), std::declval<T>(),
+						     lvalue<const rpma::mr_local>(),
+						     rpma::flush_type::persistent))
+RPMA_CALL(template_src,
+	  rpma::write_template::create(lvalue<rpma::conn>(), lvalue<const rpma::mr_remote>(),
+				       std::declval<T>(), rpma::flush_type::persistent))
+static_assert(lvalue_only<template_dst, rpma::mr_remote>() &&
+		  lvalue_only<template_src, rpma::mr_local>(),
+	      "the regions a write template refers to for its whole life");
 static_assert(lvalue_only<get_cq, rpma::conn>() && lvalue_only<get_rcq, rpma::conn>() &&
 		  lvalue_only<get_rcq, rpma::srq>() &&
 		  lvalue_only<get_private_data, rpma::conn>() &&
