@@ -46,6 +46,13 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	return 0;
 }
 
+bool rpma::conn_refuses_posts()
+{
+	RPMA_LOG_ERROR("a connection served by a GPSPM thread (RPMA_GPSPM_THREAD) carries "
+		       "nothing else");
+	return false;
+}
+
 flush_capabilities rpma::conn_flush_capabilities(const rpma_conn *conn)
 {
 	flush_capabilities caps;

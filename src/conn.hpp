@@ -20,6 +20,7 @@
 
 #include "conn_events.hpp"
 #include "conn_queues.hpp"
+#include "flush.hpp"
 #include "flush_method.hpp"
 #include "post.hpp"
 #include "verbs/verbs.hpp"
@@ -43,6 +44,23 @@ struct rpma_conn {
 	 */
 	std::atomic<uint8_t> usable_flush_methods[2]{ { 0 }, { 0 } };
 
+	/*
+	 * Posts chain, which ends with flush_read, a read-after-write flush
+	 * filled by read_after_write_fill(), signaled: the flush's slot claimed
+	 * first, and given back when the post fails. One doorbell.
+	 */
+	int post_signaled_flush(ibv_send_wr *chain, ibv_send_wr *flush_read, const void *op_context)
+	{
+		rpma::conn_flush *flush = queues.flush;
+		rpma::flush_slot *slot = rpma::flush_claim_signaled(flush, op_context, flush_read);
+		if (__builtin_expect(slot == nullptr, 0))
+			return rpma::flush_slots_exhausted();
+		const int ret = post_send(chain);
+		if (__builtin_expect(ret != 0, 0))
+			flush->release(slot);
+		return ret;
+	}
+
 	/* Posts one send work request (or a chain): one doorbell. */
 	int post_send(ibv_send_wr *wr)
 	{
@@ -56,6 +74,18 @@ struct rpma_conn {
 
 namespace rpma
 {
+
+/* conn_takes_posts()'s refusal: false, logged. */
+[[gnu::cold]] bool conn_refuses_posts();
+
+/*
+ * Whether the application may post on conn: not when RPMA_GPSPM_THREAD's
+ * thread polls its CQ, where nothing else may complete (logged).
+ */
+inline bool conn_takes_posts(const rpma_conn *conn)
+{
+	return conn->queues.gpspm_mode != RPMA_GPSPM_THREAD || conn_refuses_posts();
+}
 
 /* What the connection knows for choosing a flush method. */
 flush_capabilities conn_flush_capabilities(const rpma_conn *conn);

@@ -22,16 +22,6 @@
 
 using namespace rpma;
 
-/* RPMA_GPSPM_THREAD: the library's thread polls the CQ, nothing else may complete there */
-static bool conn_takes_posts(const rpma_conn *conn)
-{
-	if (conn->queues.gpspm_mode != RPMA_GPSPM_THREAD)
-		return true;
-	RPMA_LOG_ERROR("a connection served by a GPSPM thread (RPMA_GPSPM_THREAD) carries "
-		       "nothing else");
-	return false;
-}
-
 /* GPSPM: the receive queues of both sides belong to the library */
 static bool conn_takes_messages(const rpma_conn *conn)
 {
@@ -344,20 +334,12 @@ template <typename Enum> static int stored_value(const Enum &field)
 									 size_t offset, size_t len,
 									 const void *op_context)
 {
-	conn_flush *flush = conn->queues.flush;
 	ibv_sge sge;
 	ibv_send_wr wr;
-	if (__builtin_expect(!read_after_write_fill(flush, dst, offset, len, &wr, &sge), 0))
+	if (__builtin_expect(
+		!read_after_write_fill(conn->queues.flush, dst, offset, len, &wr, &sge), 0))
 		return flush_of_empty_region();
-	flush_slot *slot = flush->claim(op_context, true, 0);
-	if (__builtin_expect(slot == nullptr, 0))
-		return flush_slots_exhausted();
-	wr.wr_id = flush->wr_id_of(slot);
-	wr.send_flags = IBV_SEND_SIGNALED;
-	const int ret = conn->post_send(&wr);
-	if (__builtin_expect(ret != 0, 0))
-		flush->release(slot);
-	return ret;
+	return conn->post_signaled_flush(&wr, &wr, op_context);
 }
 
 extern "C" {

@@ -36,6 +36,20 @@ namespace rpma
 void fence_read(prepared_wr *p);
 
 /*
+ * A signaled flush's slot, claimed, and wr named by it and signaled; NULL
+ * when every slot is in flight.
+ */
+inline flush_slot *flush_claim_signaled(conn_flush *flush, const void *op_context, ibv_send_wr *wr)
+{
+	flush_slot *slot = flush->claim(op_context, true, 0);
+	if (__builtin_expect(slot != nullptr, 1)) {
+		wr->wr_id = flush->wr_id_of(slot);
+		wr->send_flags = IBV_SEND_SIGNALED;
+	}
+	return slot;
+}
+
+/*
  * What every read-after-write or native flush does last: a signaled one
  * claims a slot, whose address becomes its wr_id; an unsignaled one is
  * remembered, to be told as a flush should it fail.
@@ -49,11 +63,9 @@ inline int flush_track(conn_flush *flush, unsigned send_flags, const void *op_co
 		p->wr.send_flags = 0;
 		return 0;
 	}
-	p->slot = flush->claim(op_context, true, 0);
+	p->slot = flush_claim_signaled(flush, op_context, &p->wr);
 	if (__builtin_expect(p->slot == nullptr, 0))
 		return flush_slots_exhausted();
-	p->wr.wr_id = flush->wr_id_of(p->slot);
-	p->wr.send_flags = IBV_SEND_SIGNALED;
 	return 0;
 }
 

@@ -105,11 +105,8 @@ int rpma_write_template_new(struct rpma_conn *conn, const struct rpma_mr_remote 
 	RPMA_CHECK_ARG(src != nullptr);
 	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
 	RPMA_CHECK_ARG(tmpl_ptr != nullptr);
-	if (conn->queues.gpspm_mode == RPMA_GPSPM_THREAD) {
-		RPMA_LOG_ERROR("a connection served by a GPSPM thread (RPMA_GPSPM_THREAD) carries "
-			       "nothing else");
+	if (!conn_takes_posts(conn))
 		return RPMA_E_INVAL;
-	}
 
 	auto *t = new (std::nothrow) rpma_write_template;
 	if (t == nullptr)
@@ -190,21 +187,13 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 	 * A read anywhere in the covering range orders itself behind every
 	 * write of the chain: the first write's range is inside it.
 	 */
-	conn_flush *flush = conn->queues.flush;
-	if (__builtin_expect(!read_after_write_fill(flush, t->dst, writes[0].dst_offset,
-						    writes[0].len, &wr[count], &sge[count]),
+	if (__builtin_expect(!read_after_write_fill(conn->queues.flush, t->dst,
+						    writes[0].dst_offset, writes[0].len, &wr[count],
+						    &sge[count]),
 			     0))
 		return flush_of_empty_region();
-	flush_slot *slot = flush->claim(op_context, true, 0);
-	if (__builtin_expect(slot == nullptr, 0))
-		return flush_slots_exhausted();
-	wr[count].wr_id = flush->wr_id_of(slot);
-	wr[count].send_flags = IBV_SEND_SIGNALED;
 	/* the flush is last: a post that fails anywhere leaves it unposted */
-	const int ret = conn->post_send(&wr[0]);
-	if (__builtin_expect(ret != 0, 0))
-		flush->release(slot);
-	return ret;
+	return conn->post_signaled_flush(&wr[0], &wr[count], op_context);
 }
 
 } /* extern "C" */

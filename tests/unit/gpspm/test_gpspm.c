@@ -124,16 +124,21 @@ static void gconn_sync(struct gconn *c)
 	}
 }
 
-static void gconn_open(struct gconn *c, enum rpma_gpspm_mode mode, uint32_t rq_size)
+/* a connection made from cfg, which it deletes */
+static void gconn_open_cfg(struct gconn *c, struct rpma_conn_cfg *cfg)
 {
 	memset(c, 0, sizeof(*c));
 	c->seen = fake_verbs_recvs();
-	struct rpma_conn_cfg *cfg = vd_gpspm_cfg(mode, rq_size);
 	c->conn = fx_conn_active(cfg, &c->id);
 	fx_cfg_delete(&cfg);
 	assert_int_equal(rpma_conn_get_cq(c->conn, &c->cq), 0);
 	c->icq = c->id->qp->send_cq;
 	gconn_sync(c);
+}
+
+static void gconn_open(struct gconn *c, enum rpma_gpspm_mode mode, uint32_t rq_size)
+{
+	gconn_open_cfg(c, vd_gpspm_cfg(mode, rq_size));
 }
 
 static const struct fake_recv_record *take_buffer(struct gconn *c)
@@ -1581,15 +1586,9 @@ static void thread__stops_on_a_lost_channel(void **state)
 /* a GPSPM connection served by the library's thread that polls spin_us after each entry */
 static void gconn_open_spinning(struct gconn *c, uint32_t spin_us)
 {
-	memset(c, 0, sizeof(*c));
-	c->seen = fake_verbs_recvs();
 	struct rpma_conn_cfg *cfg = vd_gpspm_cfg(RPMA_GPSPM_THREAD, 4);
 	assert_int_equal(rpma_conn_cfg_set_gpspm_spin(cfg, spin_us), 0);
-	c->conn = fx_conn_active(cfg, &c->id);
-	fx_cfg_delete(&cfg);
-	assert_int_equal(rpma_conn_get_cq(c->conn, &c->cq), 0);
-	c->icq = c->id->qp->send_cq;
-	gconn_sync(c);
+	gconn_open_cfg(c, cfg);
 }
 
 static double seconds_since(const struct timespec *t0)
