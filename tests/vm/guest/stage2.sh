@@ -8,7 +8,11 @@
 #               PMEM_KIND (legacy: memmap= e820 pmem; nvdimm: QEMU's
 #               emulated NVDIMM, described by ACPI NFIT), PMEM_COUNT (how
 #               many separate areas: one region each), TIMEOUT (s), CWD,
-#               ADDR
+#               ADDR; for a cluster guest (tests/vm/cluster.sh) also NIC=1
+#               (the device goes on the virtio NIC eth0, ADDR/24, instead of
+#               a dummy netdev), PMEM_KEPT=1 (the NVDIMM already holds a
+#               device DAX namespace from an earlier boot: keep it as it
+#               is) and AGENT=1 (serve commands, below)
 # JOBDIR/env    exports forwarded from the host
 # JOBDIR/cmd    the command (a bash script)
 # Results: JOBDIR/ready (made when the command starts: the boot went well),
@@ -16,6 +20,10 @@
 #          JOBDIR/setup.log (what the RDMA/pmem set-up printed).
 # The command's stdout goes to /dev/hvc0 and its stderr to /dev/hvc1, which
 # QEMU forwards to its own stdout and stderr.
+# With AGENT=1 there is no JOBDIR/cmd: the guest runs every script the host
+# drops into JOBDIR/q as N.cmd (renamed to N.run when taken), each in the
+# background, with its stdout in N.out, its stderr in N.err and its exit
+# status written last to N.rc, until a script named stop.cmd appears.
 
 JOB=$1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -42,6 +50,7 @@ for t in /dev/hvc0 /dev/hvc1; do
 done
 
 PROVIDER=rxe PMEM=0 PMEM_KIND=legacy PMEM_COUNT=1 TIMEOUT=600 CWD=/ ADDR=192.0.2.1
+NIC=0 PMEM_KEPT=0 AGENT=0
 SILENT_NET=198.51.100.0/24 SILENT_ADDR=198.51.100.1
 . "$JOB/conf"
 
@@ -52,6 +61,8 @@ ulimit -c 0
 log() { echo "rpma-vm guest: $*"; }
 
 # a descriptor that never has data: `read -t` on it is a builtin sleep
+# (process substitution needs /dev/fd, which only udev would have made)
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 exec 7<> <(:)
 nap() { read -r -t 0.02 -u 7 _; }
 
@@ -94,6 +105,7 @@ rdma_pmem_up() {
 	esac
 	# dummy's default numdummies=1 creates dummy0 on load
 	[ -n "$mod" ] && mods+=(rdma_ucm dummy "$mod")
+	[ "$NIC" = 1 ] && mods+=(virtio_net sch_netem)
 	if [ "$PMEM" = 1 ]; then
 		case "$PMEM_KIND" in
 		nvdimm) mods+=(nfit nd_pmem dax_pmem device_dax) ;;
@@ -109,22 +121,32 @@ rdma_pmem_up() {
 		for ((i = 0; i < PMEM_COUNT; i++)); do
 			wait_for 10 test -e /sys/bus/nd/devices/namespace$i.0 ||
 				{ log "no emulated pmem ($PMEM_KIND: no namespace$i.0)"; return 1; }
-			if [ ! -e /dev/dax$i.0 ]; then
+			# a kept NVDIMM comes up as device DAX by itself: its info
+			# block says so; making the namespace again could lose data
+			if [ "$PMEM_KEPT" != 1 ] && [ ! -e /dev/dax$i.0 ]; then
 				ndctl create-namespace -f -e namespace$i.0 -m devdax >/dev/null &
 				nd_pids+=($!)
 			fi
 		done
 	fi
-	if [ -n "$mod" ]; then
+	local netdev=dummy0
+	if [ -n "$mod" ] && [ "$NIC" = 1 ]; then
+		# a machine of a cluster: its own address on the shared segment
+		netdev=eth0
+		wait_for 10 test -e /sys/class/net/eth0 || { log "no eth0"; return 1; }
+		ip -batch - <<<"addr add $ADDR/24 dev eth0"$'\n'"link set eth0 up" || return 1
+	elif [ -n "$mod" ]; then
 		# rdma_cm does not resolve routes on lo: a dummy netdev carries ADDR
 		local cmds="addr add $ADDR/32 dev dummy0"$'\n'"link set dummy0 up"
 		[ -e /sys/class/net/dummy0 ] || cmds="link add dummy0 type dummy"$'\n'"$cmds"
 		ip -batch - <<<"$cmds" || return 1
+	fi
+	if [ -n "$mod" ]; then
 		# an address nobody answers for, on a link that asks (ARP): resolving
 		# it can only time out (rpma_conn_cfg_set_timeout)
 		ip -batch - <<<"link add dummy1 type dummy"$'\n'"link set dummy1 arp on up"$'\n'"route add $SILENT_NET dev dummy1" ||
 			return 1
-		rdma link add "$DEV" type "$type" netdev dummy0 || return 1
+		rdma link add "$DEV" type "$type" netdev "$netdev" || return 1
 		wait_for 10 port_active "$DEV" || { log "$DEV port not active"; return 1; }
 		if [ "$type" = rxe ]; then
 			wait_for 10 has_gid "$DEV" || { log "$DEV has no GID for $ADDR"; return 1; }
@@ -139,6 +161,30 @@ rdma_pmem_up() {
 		done
 	fi
 	return 0
+}
+
+# serve: the agent of a cluster guest (AGENT=1, see the top). Each script
+# runs in the background so that a server and a client, or a program and
+# the command that kills it, can run at once; the status goes to N.rc
+# last, through a rename, so that the host never reads half of it.
+serve() {
+	local q=$JOB/q f n
+	mkdir -p "$q"
+	while :; do
+		for f in "$q"/*.cmd; do
+			[ -e "$f" ] || continue
+			n=${f##*/}
+			n=${n%.cmd}
+			[ "$n" = stop ] && return 0
+			mv "$f" "$q/$n.run" || continue
+			(
+				/bin/bash "$q/$n.run" >"$q/$n.out" 2>"$q/$n.err" </dev/null
+				echo $? >"$q/$n.rc.tmp"
+				mv "$q/$n.rc.tmp" "$q/$n.rc"
+			) &
+		done
+		nap
+	done
 }
 
 RC=125
@@ -157,6 +203,11 @@ if rdma_pmem_up >"$JOB/setup.log" 2>&1; then
 			export RPMA_TEST_PMEM_ALL=$all
 		fi
 		cd "$CWD" 2>/dev/null || cd /
+		if [ "$AGENT" = 1 ]; then
+			export -f serve nap
+			export JOB
+			exec timeout -k 5 "$TIMEOUT" /bin/bash -c serve
+		fi
 		exec timeout -k 5 "$TIMEOUT" /bin/bash "$JOB/cmd"
 	) </dev/null >&3 2>&4
 	RC=$?
