@@ -24,6 +24,51 @@ using namespace rpma;
 namespace
 {
 
+/*
+ * Retries of a request the peer does not acknowledge, before its work
+ * request completes with IBV_WC_RETRY_EXC_ERR and the connection breaks.
+ * Not 7: soft RoCE (rdma_rxe) takes 7 for "retry forever", so a peer that
+ * vanished without a word (killed machine, cable pulled) would never be
+ * noticed by a program that only polls its CQ. Other devices retry 6
+ * times instead of 7: 4.096 us * 2^ACK timeout later, nothing else.
+ */
+constexpr uint8_t CONN_RETRY_COUNT = 6;
+
+/*
+ * The ACK timeout's exponent (each try waits 4.096 us * 2^e) is the largest
+ * that lets the first transmission and its CONN_RETRY_COUNT retries fit
+ * in the connection's timeout (rpma_conn_cfg_set_timeout), within
+ * [14, 20]: under 67 ms a loaded fabric would retransmit for nothing, and
+ * over 4.3 s a dead peer would take half a minute to notice. The default
+ * 1000 ms gives 15 (134 ms a try, 0.94 s in all).
+ */
+constexpr uint8_t ACK_TIMEOUT_MIN = 14;
+constexpr uint8_t ACK_TIMEOUT_MAX = 20;
+
+uint8_t ack_timeout_exponent(int timeout_ms)
+{
+	const uint64_t budget_ns = static_cast<uint64_t>(timeout_ms) * 1000000;
+	uint8_t e = ACK_TIMEOUT_MIN;
+	while (e < ACK_TIMEOUT_MAX &&
+	       (CONN_RETRY_COUNT + 1) * (UINT64_C(4096) << (e + 1)) <= budget_ns)
+		e++;
+	return e;
+}
+
+/*
+ * Gives id's QP the ACK timeout of cfg's timeout. A kernel that does not
+ * take it leaves its own default (from the route's packet life time): the
+ * connection works, a dead peer is noticed later; said once per id.
+ */
+void apply_ack_timeout(rdma_cm_id *id, const rpma_conn_cfg *cfg)
+{
+	const uint8_t e = ack_timeout_exponent(rpma_conn_cfg::or_defaults(cfg).timeout_ms.load());
+	if (verbs::set_ack_timeout(id, e))
+		RPMA_LOG_WARNING("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT, %u) failed: %s "
+				 "(errno %d); the kernel's default ACK timeout applies",
+				 e, strerror(errno), errno);
+}
+
 /* Releases what a request holds; rejects first when the client is waiting. */
 int conn_req_destroy(rpma_conn_req *req, bool reject)
 {
@@ -51,7 +96,8 @@ rdma_conn_param conn_param_with(const rpma_conn_private_data *pdata)
 	param.responder_resources = RDMA_MAX_RESP_RES;
 	param.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	param.flow_control = 1;
-	param.retry_count = 7;
+	param.retry_count = CONN_RETRY_COUNT;
+	/* 7: the receiver not ready is waited for without end, as librpma 1.x did */
 	param.rnr_retry_count = 7;
 	return param;
 }
@@ -105,6 +151,7 @@ int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rp
 		return ret;
 	}
 
+	apply_ack_timeout(event->id, cfg);
 	req->peer = peer;
 	req->id = event->id;
 	req->passive = true;
@@ -153,6 +200,7 @@ int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_resolve_route");
 		goto destroy_id;
 	}
+	apply_ack_timeout(id, cfg);
 
 	req = new (std::nothrow) rpma_conn_req{};
 	if (req == nullptr) {

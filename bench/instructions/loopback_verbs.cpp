@@ -525,6 +525,11 @@ int resolve_route(rdma_cm_id *, int)
 	return 0;
 }
 
+int set_ack_timeout(rdma_cm_id *, uint8_t)
+{
+	return 0;
+}
+
 int listen(rdma_cm_id *id, int)
 {
 	listener = id;

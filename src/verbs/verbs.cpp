@@ -346,6 +346,12 @@ int resolve_route(rdma_cm_id *id, int timeout_ms)
 	return rdma_resolve_route(id, timeout_ms);
 }
 
+int set_ack_timeout(rdma_cm_id *id, uint8_t exponent)
+{
+	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &exponent,
+			       sizeof(exponent));
+}
+
 int listen(rdma_cm_id *id, int backlog)
 {
 	return rdma_listen(id, backlog);

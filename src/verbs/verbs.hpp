@@ -119,6 +119,8 @@ void freeaddrinfo(rdma_addrinfo *res);
 int bind_addr(rdma_cm_id *id, sockaddr *addr);
 int resolve_addr(rdma_cm_id *id, sockaddr *src_addr, sockaddr *dst_addr, int timeout_ms);
 int resolve_route(rdma_cm_id *id, int timeout_ms);
+/* the local ACK timeout (4.096 us * 2^exponent) its QP will get at RTS */
+int set_ack_timeout(rdma_cm_id *id, uint8_t exponent);
 int listen(rdma_cm_id *id, int backlog);
 int get_cm_event(rdma_event_channel *channel, rdma_cm_event **event);
 int ack_cm_event(rdma_cm_event *event);

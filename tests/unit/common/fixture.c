@@ -374,6 +374,7 @@ const char *fx_call_name(enum fake_call call)
 		[FAKE_DISCONNECT] = "disconnect",
 		[FAKE_MODIFY_QP_TO_ERROR] = "modify_qp_to_error",
 		[FAKE_POST_SEND_EX] = "post_send_ex",
+		[FAKE_SET_ACK_TIMEOUT] = "set_ack_timeout",
 	};
 	if (call < 0 || call >= FAKE_CALL_MAX || names[call] == NULL)
 		return "?";
@@ -381,14 +382,17 @@ const char *fx_call_name(enum fake_call call)
 }
 
 /*
- * Not injection points: calls that release something or cannot fail, and
+ * Not injection points: calls that release something or cannot fail,
  * rdma_ack_cm_event, whose failure leaves the event with rdma_cm for good
- * (no library can give it back); its failures have tests of their own.
+ * (no library can give it back), and setting the ACK timeout, whose
+ * failure leaves the kernel's default and fails nothing; their failures
+ * have tests of their own.
  */
 static bool fx_not_injected(enum fake_call call)
 {
 	switch (call) {
 	case FAKE_ACK_CM_EVENT:
+	case FAKE_SET_ACK_TIMEOUT:
 	case FAKE_DEALLOC_PD:
 	case FAKE_DEREG_MR:
 	case FAKE_DESTROY_COMP_CHANNEL:

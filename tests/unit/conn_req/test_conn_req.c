@@ -166,6 +166,75 @@ static void new__cfg_timeout_and_queues(void **state)
 	fx_cfg_delete(&cfg);
 }
 
+/*
+ * The ACK timeout: the largest exponent e (4.096 us * 2^e a try) with the
+ * first try and 6 retries within the connection's timeout, from 14 to 20.
+ */
+static const struct {
+	int timeout_ms;
+	int exponent;
+} ack_timeouts[] = {
+	{ RPMA_DEFAULT_TIMEOUT_MS, 15 }, /* 7 x 134 ms = 0.94 s */
+	{ 100, 14 },			 /* the floor: 7 x 67 ms */
+	{ 940, 15 },			 /* 7 x 134.2 ms = 939.5 ms: the edge */
+	{ 939, 14 },
+	{ 5000, 17 },	 /* 7 x 537 ms = 3.76 s */
+	{ 60000, 20 },	 /* 7 x 4.3 s = 30 s: the ceiling */
+	{ 3600000, 20 }, /* no higher */
+};
+
+static void new__ack_timeout_from_cfg(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(ack_timeouts) / sizeof(ack_timeouts[0]); i++) {
+		struct rpma_conn_cfg *cfg = NULL;
+		if (ack_timeouts[i].timeout_ms != RPMA_DEFAULT_TIMEOUT_MS) {
+			assert_int_equal(rpma_conn_cfg_new(&cfg), 0);
+			assert_int_equal(rpma_conn_cfg_set_timeout(cfg, ack_timeouts[i].timeout_ms),
+					 0);
+		}
+		struct rpma_conn_req *req = fx_req_active(cfg, NULL);
+		if (fake_verbs_last_ack_timeout() != ack_timeouts[i].exponent)
+			fail_msg("timeout %d ms: ACK timeout %d, expected %d",
+				 ack_timeouts[i].timeout_ms, fake_verbs_last_ack_timeout(),
+				 ack_timeouts[i].exponent);
+		assert_int_equal(rpma_conn_req_delete(&req), 0);
+		if (cfg)
+			assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	}
+}
+
+/* a kernel that does not take the ACK timeout: a warning, and the request is made */
+static void new__ack_timeout_refused(void **state)
+{
+	(void)state;
+	fake_verbs_fail(FAKE_SET_ACK_TIMEOUT, 1, ENOSYS);
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	assert_non_null(strstr(fx_log_last(), "RDMA_OPTION_ID_ACK_TIMEOUT"));
+	assert_non_null(strstr(fx_log_last(), "errno 38"));
+	assert_int_equal(fake_verbs_last_ack_timeout(), -1);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+/* the passive side takes the timeout of the configuration it is given */
+static void new__ack_timeout_passive(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_cfg *cfg = NULL;
+	assert_int_equal(rpma_conn_cfg_new(&cfg), 0);
+	assert_int_equal(rpma_conn_cfg_set_timeout(cfg, 5000), 0);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, NULL);
+	assert_int_equal(fake_verbs_last_ack_timeout(), 17);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	assert_int_equal(fake_verbs_last_ack_timeout(), 15);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_int_equal(rpma_conn_cfg_delete(&cfg), 0);
+	fx_shutdown(&ep);
+}
+
 static void new__address_not_numeric(void **state)
 {
 	(void)state;
@@ -545,10 +614,11 @@ static void connect__accept_and_reject_fail(void **state)
 }
 
 /*
- * What connect and accept ask of rdma_cm, as librpma 1.x asked it: as many
+ * What connect and accept ask of rdma_cm: as librpma 1.x asked it, as many
  * reads in flight as the devices allow both ways (a flush is a read), flow
- * control, and the most retries a 3-bit field holds, 7, which for RNR means
- * retrying until the receiver is ready.
+ * control, and 7 RNR retries, which means retrying until the receiver is
+ * ready; but 6 transport retries, not 7, which soft RoCE takes for "retry
+ * forever" (a peer gone without a word would never be noticed).
  */
 static void expect_librpma_conn_param(const void *pdata, uint8_t len)
 {
@@ -557,7 +627,7 @@ static void expect_librpma_conn_param(const void *pdata, uint8_t len)
 	assert_int_equal(p->responder_resources, RDMA_MAX_RESP_RES);
 	assert_int_equal(p->initiator_depth, RDMA_MAX_INIT_DEPTH);
 	assert_int_equal(p->flow_control, 1);
-	assert_int_equal(p->retry_count, 7);
+	assert_int_equal(p->retry_count, 6);
 	assert_int_equal(p->rnr_retry_count, 7);
 	/* the QP's own number and SRQ use, not overridden */
 	assert_int_equal(p->srq, 0);
@@ -1165,6 +1235,9 @@ int main(void)
 		T(new__cfg_is_not_kept),
 		T(new__resolution),
 		T(new__cfg_timeout_and_queues),
+		T(new__ack_timeout_from_cfg),
+		T(new__ack_timeout_refused),
+		T(new__ack_timeout_passive),
 		T(new__address_not_numeric),
 		T(new__each_provider_failure),
 		T(new__each_provider_failure_rcq),

@@ -273,6 +273,20 @@ int resolve_route(rdma_cm_id *id, int timeout_ms)
 	return 0;
 }
 
+int set_ack_timeout(rdma_cm_id *id, uint8_t exponent)
+{
+	state &s = st();
+	guard g(s.lock);
+	if (int err = enter(FAKE_SET_ACK_TIMEOUT); err != GO_ON)
+		return fail_minus1(err);
+	if (!is_live(id, kind::id, "rdma_set_option"))
+		return fail_minus1(EINVAL);
+	if (exponent > 31)
+		return fail_minus1(EINVAL);
+	s.ack_timeout = exponent;
+	return 0;
+}
+
 int listen(rdma_cm_id *id, int backlog)
 {
 	state &s = st();
@@ -424,6 +438,12 @@ int fake_verbs_last_timeout(enum fake_call call)
 	if (call == FAKE_RESOLVE_ROUTE)
 		return st().timeout_resolve_route;
 	return -1;
+}
+
+int fake_verbs_last_ack_timeout(void)
+{
+	guard g(st().lock);
+	return st().ack_timeout;
 }
 
 int fake_verbs_last_backlog(void)

@@ -234,6 +234,7 @@ void reset_locked()
 	memset(&s.conn_param, 0, sizeof(s.conn_param));
 	s.conn_param_set = false;
 	s.timeout_resolve_addr = s.timeout_resolve_route = -1;
+	s.ack_timeout = -1;
 	s.backlog = -1;
 	s.gai_node.clear();
 	s.gai_service.clear();

@@ -68,6 +68,7 @@ enum fake_call {
 	FAKE_DISCONNECT,
 	FAKE_MODIFY_QP_TO_ERROR,
 	FAKE_POST_SEND_EX,
+	FAKE_SET_ACK_TIMEOUT,
 	FAKE_CALL_MAX
 };
 
@@ -339,6 +340,9 @@ const struct rdma_conn_param *fake_verbs_last_conn_param(void);
 
 /* The timeout_ms of the last resolve_addr or resolve_route (call), -1 before. */
 int fake_verbs_last_timeout(enum fake_call call);
+
+/* The exponent of the last set_ack_timeout call, -1 before. */
+int fake_verbs_last_ack_timeout(void);
 
 /* The backlog of the last listen call, -1 before. */
 int fake_verbs_last_backlog(void);

@@ -178,6 +178,7 @@ struct state {
 
 	int timeout_resolve_addr = -1;
 	int timeout_resolve_route = -1;
+	int ack_timeout = -1;
 	int backlog = -1;
 	std::string gai_node, gai_service;
 	bool gai_node_set = false, gai_service_set = false;
