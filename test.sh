@@ -3,9 +3,9 @@
 #
 # Sets up and runs every test: installs what is missing (Debian 12), builds
 # with warnings as errors, runs the unit, crash model, mutation, ABI, C++,
-# man page, rdma, oracle, interop and example suites (rdma, oracle, interop
-# and examples over soft RoCE and soft iWARP in a small VM when this host
-# has no RDMA device), runs the
+# man page, rdma, oracle, interop, example and cluster suites (rdma, oracle,
+# interop and examples over soft RoCE and soft iWARP in a small VM when this
+# host has no RDMA device; cluster across two VMs), runs the
 # device-free suites once more under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the unit and C++ tests once more under
 # ThreadSanitizer (suite tsan), fuzzes the decoders of network bytes with

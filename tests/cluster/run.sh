@@ -1,0 +1,235 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# usage: tests/cluster/run.sh BUILDDIR rxe|siw [CASE...]
+#
+# The cluster suite: two machines (QEMU guests, tests/vm/cluster.sh) on one
+# virtual Ethernet segment, rxe or siw on their NICs; "a" has a 256 MiB
+# emulated NVDIMM as device DAX and serves, "b" is the client. Each case
+# runs programs across them with a fault injected and prints one TAP line;
+# what the programs printed follows as comments. CASEs name the cases to
+# run (all by default). Exit status 0 when no case failed.
+#
+# The bound a peer's death or a partition must be noticed within comes
+# from the library's defaults (src/conn_req.cpp): 7 tries of an ACK
+# timeout of 4.096 us * 2^15 = 0.94 s for the default connection timeout
+# of 1000 ms. A case allows BOUND_SLACK_S more for the guests' emulated
+# clocks and timers.
+
+set -uo pipefail
+[ $# -ge 2 ] || {
+	echo "usage: $0 BUILDDIR rxe|siw [CASE...]" >&2
+	exit 2
+}
+builddir=$1
+provider=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../vm/cluster.sh"
+vm_quiet=1
+
+X=$(cd "$builddir" && pwd)/tests/cluster/cluster_xfer
+[ -x "$X" ] || die "$X is not built"
+BOUND_S=0.94
+BOUND_SLACK_S=1.5
+LIMIT=$(awk -v b="$BOUND_S" -v s="$BOUND_SLACK_S" 'BEGIN { print b + s }')
+DEBIAN_LIBRPMA=/usr/lib/x86_64-linux-gnu/librpma.so.0
+
+n=0
+failed=0
+port=7500
+out=
+
+# ok NAME / not_ok NAME / skip NAME REASON, with $out as comments
+report() {
+	n=$((n + 1))
+	echo "$1 $n - $2${3:+ # SKIP $3}"
+	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/# /'
+	out=
+}
+pass() { report ok "$1"; }
+fail() {
+	failed=$((failed + 1))
+	report "not ok" "$1"
+}
+skip() { report ok "$1" "$2"; }
+
+# run NAME COMMAND...: append what COMMAND printed to $out; its status
+run() {
+	local text rc
+	text=$("$@" 2>&1)
+	rc=$?
+	out+="${out:+$'\n'}$text"
+	return $rc
+}
+
+# transfer SIZE SEED [CHUNK]: the xfer client on b against a server on a
+transfer() {
+	port=$((port + 1))
+	cl_start a srv -- "$X" server "$(cl_addr a)" $port "$1" /dev/dax0.0
+	run cl_on b --timeout 600 -- "$X" client "$(cl_addr a)" $port "$@"
+	local crc=$?
+	run cl_wait a srv 120
+	local src=$?
+	out+=$'\n'"client status $crc, server status $src"
+	[ $crc = 0 ] && [ $src = 0 ]
+}
+
+# streaming ID: wait until the stream on b printed "streaming"
+streaming() {
+	local i=0
+	until grep -qs '^streaming' "${CL_JOB[b]}/q/$1.out"; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || return 1
+		[ ! -e "${CL_JOB[b]}/q/$1.rc" ] || return 1
+		sleep 0.1
+	done
+}
+
+# within_bound ID: the stream's error came within LIMIT s of its last success
+within_bound() {
+	local t
+	t=$(sed -n 's/.*error completion \([0-9.]*\) s after.*/\1/p' "${CL_JOB[b]}/q/$1.out")
+	[ -n "$t" ] || t=$(sed -n 's/.*a post failed after \([0-9.]*\) s.*/\1/p' "${CL_JOB[b]}/q/$1.out")
+	out+=$'\n'"noticed after ${t:-?} s (bound $BOUND_S s + $BOUND_SLACK_S s)"
+	[ -n "$t" ] && awk -v t="$t" -v l="$LIMIT" 'BEGIN { exit !(t <= l) }'
+}
+
+case_ops_128mib() {
+	transfer 128M 11 && pass "ops-128MiB" || fail "ops-128MiB"
+}
+
+case_ops_loss() {
+	run cl_netem a loss 1% && run cl_netem b loss 1%
+	# writes of 64 KiB: at 1 % loss a 1 MiB message is seldom whole
+	transfer 16M 12 64K && pass "ops-16MiB-1pct-loss" || fail "ops-16MiB-1pct-loss"
+	cl_netem a off >/dev/null
+	cl_netem b off >/dev/null
+}
+
+case_ops_delay() {
+	run cl_netem a delay 50ms
+	transfer 16M 13 && pass "ops-16MiB-50ms-delay" || fail "ops-16MiB-50ms-delay"
+	cl_netem a off >/dev/null
+}
+
+# killed_peer LIB: the server is SIGKILLed under a busy-polling 1.x client
+case_killed_peer() {
+	port=$((port + 1))
+	cl_start a srv -- "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
+	cl_start b st -- "$X" stream "$(cl_addr a)" $port 16M 21 10
+	local ok=1
+	streaming st || ok=0
+	sleep 0.5
+	cl_signal a srv KILL >/dev/null
+	run cl_wait b st 60 || ok=0
+	cl_wait a srv 30 >/dev/null 2>&1
+	within_bound st || ok=0
+	[ $ok = 1 ] && pass "killed-peer-busy-poll" || fail "killed-peer-busy-poll"
+}
+
+# partition STYLE: the segment cut under a 1.x client polling or waiting;
+# what it was told was durable is on the server's pmem
+case_partition() {
+	local style=$1 name="partition-$1" ok=1 durable
+	if [ "$provider" = siw ]; then
+		skip "$name" "siw: the kernel's TCP retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes) bounds it, not the ACK timeout"
+		return
+	fi
+	port=$((port + 1))
+	cl_start a srv -- "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
+	cl_start b st -- "$X" stream "$(cl_addr a)" $port 16M 31 10 "$style"
+	streaming st || ok=0
+	sleep 0.5
+	cl_cut a b
+	run cl_wait b st 60 || ok=0
+	cl_heal
+	cl_signal a srv KILL >/dev/null
+	cl_wait a srv 30 >/dev/null 2>&1
+	within_bound st || ok=0
+	durable=$(sed -n 's/^durable //p' "${CL_JOB[b]}/q/st.out")
+	if [ -n "$durable" ] && [ "$durable" -gt 0 ]; then
+		run cl_on a -- "$X" verify /dev/dax0.0 "$durable" 31 || ok=0
+	else
+		out+=$'\n'"nothing was reported durable"
+		ok=0
+	fi
+	[ $ok = 1 ] && pass "$name" || fail "$name"
+}
+
+# the server's machine loses power mid-stream; started again on the same
+# NVDIMM, it holds every byte the client was told was durable
+case_power_loss() {
+	local ok=1 durable
+	if [ "$provider" = siw ]; then
+		skip "power-loss" "siw: a machine that vanishes is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)"
+		return
+	fi
+	port=$((port + 1))
+	cl_start a srv -- "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
+	cl_start b st -- "$X" stream "$(cl_addr a)" $port 16M 41 10
+	streaming st || ok=0
+	sleep 0.5
+	cl_power_loss a
+	run cl_wait b st 60 || ok=0
+	within_bound st || ok=0
+	durable=$(sed -n 's/^durable //p' "${CL_JOB[b]}/q/st.out")
+	cl_boot a || ok=0
+	if [ $ok = 1 ] && [ -n "$durable" ] && [ "$durable" -gt 0 ]; then
+		run cl_on a -- "$X" verify /dev/dax0.0 "$durable" 41 || ok=0
+	else
+		ok=0
+	fi
+	[ $ok = 1 ] && pass "power-loss" || fail "power-loss"
+}
+
+# Debian's librpma 1.x on one machine, this library on the other
+case_interop() {
+	local ok=1 crc src
+	if [ ! -e "$DEBIAN_LIBRPMA" ]; then
+		fail "interop-librpma-1x"
+		return
+	fi
+	for side in client server; do
+		port=$((port + 1))
+		# over the build's RUNPATH: Debian's librpma.so.0 instead
+		local senv=() cenv=() dir=${DEBIAN_LIBRPMA%/*}
+		if [ $side = client ]; then
+			cenv=(env LD_LIBRARY_PATH="$dir")
+		else
+			senv=(env LD_LIBRARY_PATH="$dir")
+		fi
+		out+="${out:+$'\n'}librpma 1.x as the $side:"
+		cl_start a srv -- "${senv[@]}" "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
+		run cl_on b --timeout 300 -- "${cenv[@]}" "$X" client "$(cl_addr a)" $port 16M 51
+		crc=$?
+		run cl_wait a srv 120
+		src=$?
+		[ $crc = 0 ] && [ $src = 0 ] || ok=0
+		# the peers really were the two libraries
+		grep -q "xfer $side: librpma 1.x" <<<"$out" || ok=0
+	done
+	[ $ok = 1 ] && pass "interop-librpma-1x" || fail "interop-librpma-1x"
+}
+
+all=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop)
+case_partition_poll() { case_partition poll; }
+case_partition_wait() { case_partition wait; }
+[ $# -gt 0 ] && all=("$@")
+
+echo "TAP version 13"
+cl_init "$builddir" "$provider" a:host:pmem b:host
+cl_boot a b || {
+	echo "Bail out! the machines did not boot"
+	exit 1
+}
+t0=$(now)
+for c in "${all[@]}"; do
+	t=$(now)
+	"case_$c"
+	echo "# $c: $(elapsed "$t") s"
+done
+cl_stop a b
+echo "1..$n"
+echo "# cluster over $provider: $n cases, $failed failed, $(elapsed "$t0") s"
+[ $failed = 0 ]
