@@ -379,15 +379,42 @@ static struct rpma_conn *client_connect(struct rpma_peer *peer, const char *addr
 	}
 }
 
+/*
+ * What the server's private data offers: its region (at least size bytes)
+ * as *dst, its peer configuration applied to conn; the connection's CQ in
+ * *cq. Returns the flush type its memory takes.
+ */
+static int accept_offer(struct rpma_conn *conn, size_t size, struct rpma_mr_remote **dst,
+			struct rpma_cq **cq)
+{
+	struct rpma_conn_private_data priv;
+	struct rpma_peer_cfg *pcfg;
+	struct pdata pd;
+
+	CHECK_RPMA(rpma_conn_get_private_data(conn, &priv));
+	if (priv.len < sizeof(pd))
+		FAIL("private data of %u bytes", priv.len);
+	memcpy(&pd, priv.ptr, sizeof(pd));
+	if (pd.mr_desc_size > sizeof(pd.mr_desc) || pd.cfg_desc_size > sizeof(pd.cfg_desc))
+		FAIL("descriptor sizes %u and %u in the private data", pd.mr_desc_size,
+		     pd.cfg_desc_size);
+	CHECK_RPMA(rpma_mr_remote_from_descriptor(pd.mr_desc, pd.mr_desc_size, dst));
+	CHECK_RPMA(rpma_peer_cfg_from_descriptor(pd.cfg_desc, pd.cfg_desc_size, &pcfg));
+	CHECK_RPMA(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
+	CHECK_RPMA(rpma_peer_cfg_delete(&pcfg));
+	if (pd.size < size)
+		FAIL("the server offers %" PRIu64 " bytes, fewer than %zu", pd.size, size);
+	CHECK_RPMA(rpma_conn_get_cq(conn, cq));
+	return pd.pmem ? RPMA_FLUSH_TYPE_PERSISTENT : RPMA_FLUSH_TYPE_VISIBILITY;
+}
+
 static int client(const char *addr, const char *port, size_t size, uint64_t seed, size_t chunk)
 {
 	struct rpma_peer *peer = peer_for(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	struct rpma_mr_local *src_mr, *back_mr, *msg_mr;
 	struct rpma_mr_remote *dst;
-	struct rpma_conn_private_data priv;
 	struct rpma_conn *conn;
 	struct rpma_cq *cq;
-	struct pdata pd;
 	uint8_t *src, *back, *msgs;
 	enum rpma_conn_event ev;
 	bool atomics = !is_siw();
@@ -405,22 +432,7 @@ static int client(const char *addr, const char *port, size_t size, uint64_t seed
 			       &msg_mr));
 
 	conn = client_connect(peer, addr, port, NULL);
-	CHECK_RPMA(rpma_conn_get_private_data(conn, &priv));
-	if (priv.len < sizeof(pd))
-		FAIL("private data of %u bytes", priv.len);
-	memcpy(&pd, priv.ptr, sizeof(pd));
-	if (pd.mr_desc_size > sizeof(pd.mr_desc) || pd.cfg_desc_size > sizeof(pd.cfg_desc))
-		FAIL("descriptor sizes %u and %u in the private data", pd.mr_desc_size,
-		     pd.cfg_desc_size);
-	CHECK_RPMA(rpma_mr_remote_from_descriptor(pd.mr_desc, pd.mr_desc_size, &dst));
-	struct rpma_peer_cfg *pcfg;
-	CHECK_RPMA(rpma_peer_cfg_from_descriptor(pd.cfg_desc, pd.cfg_desc_size, &pcfg));
-	CHECK_RPMA(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
-	CHECK_RPMA(rpma_peer_cfg_delete(&pcfg));
-	if (pd.size < size)
-		FAIL("the server offers %" PRIu64 " bytes, fewer than %zu", pd.size, size);
-	CHECK_RPMA(rpma_conn_get_cq(conn, &cq));
-	int flush_type = pd.pmem ? RPMA_FLUSH_TYPE_PERSISTENT : RPMA_FLUSH_TYPE_VISIBILITY;
+	int flush_type = accept_offer(conn, size, &dst, &cq);
 
 	/* write and flush, chunk by chunk; the first word last, atomically */
 	double t0 = now_s();
@@ -454,7 +466,7 @@ static int client(const char *addr, const char *port, size_t size, uint64_t seed
 		FAIL("read back: the first difference is at offset %" PRIu64, bad - 1);
 	printf("client: %zu bytes written and flushed (%s, %s) in %.2f s, read back in %.2f s: "
 	       "all match\n",
-	       size, pd.pmem ? "persistent" : "visibility",
+	       size, flush_type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistent" : "visibility",
 	       atomics ? "the first word by an atomic write" : "no atomic write on siw", t1 - t0,
 	       t2 - t1);
 
@@ -535,10 +547,8 @@ static int stream(const char *addr, const char *port, size_t size, uint64_t seed
 	struct rpma_peer *peer = peer_for(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	struct rpma_mr_local *src_mr;
 	struct rpma_mr_remote *dst;
-	struct rpma_conn_private_data priv;
 	struct rpma_conn *conn;
 	struct rpma_cq *cq;
-	struct pdata pd;
 	uint8_t *src;
 
 	who = "xfer stream";
@@ -558,21 +568,7 @@ static int stream(const char *addr, const char *port, size_t size, uint64_t seed
 	    rpma_conn_cfg_set_cq_size(ccfg, STREAM_IN_FLIGHT * (STREAM_WRITES_PER_FLUSH + 1)));
 	conn = client_connect(peer, addr, port, ccfg);
 	CHECK_RPMA(rpma_conn_cfg_delete(&ccfg));
-	CHECK_RPMA(rpma_conn_get_private_data(conn, &priv));
-	if (priv.len < sizeof(pd))
-		FAIL("private data of %u bytes", priv.len);
-	memcpy(&pd, priv.ptr, sizeof(pd));
-	if (pd.mr_desc_size > sizeof(pd.mr_desc) || pd.cfg_desc_size > sizeof(pd.cfg_desc))
-		FAIL("bad descriptor sizes in the private data");
-	CHECK_RPMA(rpma_mr_remote_from_descriptor(pd.mr_desc, pd.mr_desc_size, &dst));
-	struct rpma_peer_cfg *pcfg;
-	CHECK_RPMA(rpma_peer_cfg_from_descriptor(pd.cfg_desc, pd.cfg_desc_size, &pcfg));
-	CHECK_RPMA(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
-	CHECK_RPMA(rpma_peer_cfg_delete(&pcfg));
-	if (pd.size < size)
-		FAIL("the server offers %" PRIu64 " bytes, fewer than %zu", pd.size, size);
-	CHECK_RPMA(rpma_conn_get_cq(conn, &cq));
-	int flush_type = pd.pmem ? RPMA_FLUSH_TYPE_PERSISTENT : RPMA_FLUSH_TYPE_VISIBILITY;
+	int flush_type = accept_offer(conn, size, &dst, &cq);
 
 	/* flush n covers [(n % spans) * SPAN, + SPAN); its op_context is n + 1 */
 	const uint64_t spans = size / STREAM_SPAN;
