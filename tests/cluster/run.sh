@@ -3,9 +3,11 @@
 #
 # usage: tests/cluster/run.sh BUILDDIR rxe|siw [CASE...]
 #
-# The cluster suite: two machines (QEMU guests, tests/vm/cluster.sh) on one
-# virtual Ethernet segment, rxe or siw on their NICs; "a" has a 256 MiB
-# emulated NVDIMM as device DAX and serves, "b" is the client. Each case
+# The cluster suite: machines (QEMU guests, tests/vm/cluster.sh) on one
+# virtual Ethernet segment, rxe or siw on their NICs; "a" (Debian 12) has
+# a 256 MiB emulated NVDIMM as device DAX and serves, "b" (Debian 12) is
+# the client; "c" (Debian 13, pmem) and "d" (Debian 13) join them for the
+# mixed case, with the program built in the Debian 13 root. Each case
 # runs programs across them with a fault injected and prints one TAP line;
 # what the programs printed follows as comments. CASEs name the cases to
 # run (all by default). Exit status 0 when no case failed.
@@ -63,16 +65,33 @@ run() {
 	return $rc
 }
 
-# transfer SIZE SEED [CHUNK]: the xfer client on b against a server on a
-transfer() {
+# xfer NAME: the program built for NAME's flavor
+xfer() {
+	if [ "${CL_FLAVOR[$1]}" = trixie ]; then
+		echo "$XT"
+	else
+		echo "$X"
+	fi
+}
+
+# transfer_between SERVER CLIENT SIZE SEED [CHUNK]: the xfer client on
+# CLIENT against a server on SERVER (which has pmem)
+transfer_between() {
+	local s=$1 c=$2
+	shift 2
 	port=$((port + 1))
-	cl_start a srv -- "$X" server "$(cl_addr a)" $port "$1" /dev/dax0.0
-	run cl_on b --timeout 600 -- "$X" client "$(cl_addr a)" $port "$@"
+	cl_start "$s" srv -- "$(xfer "$s")" server "$(cl_addr "$s")" $port "$1" /dev/dax0.0
+	run cl_on "$c" --timeout 600 -- "$(xfer "$c")" client "$(cl_addr "$s")" $port "$@"
 	local crc=$?
-	run cl_wait a srv 120
+	run cl_wait "$s" srv 120
 	local src=$?
 	out+=$'\n'"client status $crc, server status $src"
 	[ $crc = 0 ] && [ $src = 0 ]
+}
+
+# transfer SIZE SEED [CHUNK]: from b to a
+transfer() {
+	transfer_between a b "$@"
 }
 
 # streaming ID: wait until the stream on b printed "streaming"
@@ -183,6 +202,34 @@ case_power_loss() {
 	[ $ok = 1 ] && pass "power-loss" || fail "power-loss"
 }
 
+# Debian 13 (Linux 6.12, rdma-core 56: native RDMA FLUSH and ATOMIC WRITE on
+# rxe) against Debian 12 (Linux 6.1, rdma-core 44: neither), both ways, and
+# Debian 13 on both sides: the peers agree on the best flush method both
+# have, and nothing native reaches a target that cannot execute it (it
+# would fail the connection); the data is checked on both sides
+case_hetero() {
+	local ok=1 native=native pair s c want
+	[ "$provider" = siw ] && native=read-after-write # siw has no native flush
+	if [ -z "$XT" ]; then
+		out=$XT_WHY
+		fail "debian13-vs-debian12"
+		return
+	fi
+	cl_boot c d || {
+		fail "debian13-vs-debian12"
+		return
+	}
+	for pair in "c d $native" "c b read-after-write" "a d read-after-write"; do
+		read -r s c want <<<"$pair"
+		out+="${out:+$'\n'}server on ${CL_FLAVOR[$s]}, client on ${CL_FLAVOR[$c]}, expecting $want:"
+		transfer_between "$s" "$c" 16M 61 || ok=0
+		grep -q "client: flush method $want\$" <<<"$out" || ok=0
+		out+=$'\n'
+	done
+	cl_stop c d
+	[ $ok = 1 ] && pass "debian13-vs-debian12" || fail "debian13-vs-debian12"
+}
+
 # Debian's librpma 1.x on one machine, this library on the other
 case_interop() {
 	local ok=1 crc src
@@ -212,13 +259,22 @@ case_interop() {
 	[ $ok = 1 ] && pass "interop-librpma-1x" || fail "interop-librpma-1x"
 }
 
-all=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop)
+all=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop hetero)
 case_partition_poll() { case_partition poll; }
 case_partition_wait() { case_partition wait; }
 [ $# -gt 0 ] && all=("$@")
 
+# the program for the Debian 13 machines, built in the Debian 13 root
+XT=
+XT_WHY=
+if why=$("$here/../vm/build-in-root.sh" "$builddir" --quiet tests/cluster/cluster_xfer 2>&1); then
+	XT=$(cd "$builddir" && pwd)/trixie-build/tests/cluster/cluster_xfer
+else
+	XT_WHY="cannot build cluster_xfer in the Debian 13 root: $why"
+fi
+
 echo "TAP version 13"
-cl_init "$builddir" "$provider" a:host:pmem b:host
+cl_init "$builddir" "$provider" a:host:pmem b:host c:trixie:pmem d:trixie
 cl_boot a b || {
 	echo "Bail out! the machines did not boot"
 	exit 1
@@ -229,7 +285,7 @@ for c in "${all[@]}"; do
 	"case_$c"
 	echo "# $c: $(elapsed "$t") s"
 done
-cl_stop a b
+cl_stop a b c d
 echo "1..$n"
 echo "# cluster over $provider: $n cases, $failed failed, $(elapsed "$t0") s"
 [ $failed = 0 ]

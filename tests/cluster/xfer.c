@@ -159,6 +159,39 @@ static uint64_t pattern_check(const uint8_t *buf, uint64_t seed, size_t size)
 	return 0;
 }
 
+/*
+ * The extensions of this library, looked up at run time: the same program
+ * runs on librpma 1.x (tests/cluster/run.sh, interop), which lacks them.
+ */
+typedef int mr_desc_size_fn(const struct rpma_mr_local *mr, size_t *desc_size);
+typedef int mr_desc_fn(const struct rpma_mr_local *mr, void *desc);
+typedef int pcfg_desc_size_fn(const struct rpma_peer_cfg *pcfg, size_t *desc_size);
+typedef int pcfg_versioned_desc_fn(const struct rpma_peer_cfg *pcfg,
+				   const struct rpma_conn_cfg *cfg, void *desc);
+typedef int set_persist_fn_fn(struct rpma_mr_local *mr, void (*persist)(const void *, size_t));
+typedef int flush_method_fn(const struct rpma_conn *conn, const struct rpma_mr_remote *dst,
+			    enum rpma_flush_type type, enum rpma_flush_method *method);
+
+static void *ext(const char *name)
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+/* the method rpma_flush() uses, by name ("read-after-write" on librpma 1.x) */
+static const char *flush_method_name(struct rpma_conn *conn, struct rpma_mr_remote *dst, int type)
+{
+	static const char *const names[] = { "none", "read-after-write", "gpspm", "native" };
+	flush_method_fn *get = ext("rpma_conn_get_flush_method");
+	enum rpma_flush_method method;
+
+	if (get == NULL)
+		return "read-after-write";
+	if (get(conn, dst, (enum rpma_flush_type)type, &method) != 0 ||
+	    (unsigned)method >= sizeof(names) / sizeof(names[0]))
+		return "none";
+	return names[method];
+}
+
 static bool is_siw(void)
 {
 	const char *p = getenv("RPMA_TEST_PROVIDER");
@@ -272,18 +305,44 @@ static int server(const char *addr, const char *port, size_t size, const char *p
 	memset(&pd, 0, sizeof(pd));
 	pd.size = size;
 	pd.pmem = mem.pmem;
-	CHECK_RPMA(rpma_mr_get_descriptor_size(mr, &n));
+	/*
+	 * On pmem, the region says how it is made persistent: with this
+	 * library that offers GPSPM, and native persistent flush where the
+	 * devices have it.
+	 */
+	set_persist_fn_fn *set_persist = ext("rpma_mr_set_persist_fn");
+	if (mem.pmem && set_persist)
+		CHECK_RPMA(set_persist(mr, pmem2_get_persist_fn(mem.map)));
+	/*
+	 * This library's versioned descriptors name the flush methods the
+	 * region offers, so that the peers agree on the best both have; a
+	 * librpma 1.x server has only the 1.x forms (read-after-write).
+	 */
+	mr_desc_size_fn *mr_size = ext("rpma_mr_get_versioned_descriptor_size");
+	mr_desc_fn *mr_desc = ext("rpma_mr_get_versioned_descriptor");
+	if (mr_size == NULL || mr_desc == NULL) {
+		mr_size = rpma_mr_get_descriptor_size;
+		mr_desc = rpma_mr_get_descriptor;
+	}
+	CHECK_RPMA(mr_size(mr, &n));
 	if (n > sizeof(pd.mr_desc))
 		FAIL("descriptor of %zu bytes", n);
 	pd.mr_desc_size = (uint8_t)n;
-	CHECK_RPMA(rpma_mr_get_descriptor(mr, pd.mr_desc));
+	CHECK_RPMA(mr_desc(mr, pd.mr_desc));
 	CHECK_RPMA(rpma_peer_cfg_new(&pcfg));
 	CHECK_RPMA(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, mem.pmem));
-	CHECK_RPMA(rpma_peer_cfg_get_descriptor_size(pcfg, &n));
+	pcfg_desc_size_fn *cfg_size = ext("rpma_peer_cfg_get_versioned_descriptor_size");
+	pcfg_versioned_desc_fn *cfg_versioned = ext("rpma_peer_cfg_get_versioned_descriptor");
+	if (cfg_size == NULL || cfg_versioned == NULL)
+		cfg_size = rpma_peer_cfg_get_descriptor_size;
+	CHECK_RPMA(cfg_size(pcfg, &n));
 	if (n > sizeof(pd.cfg_desc))
 		FAIL("peer configuration descriptor of %zu bytes", n);
 	pd.cfg_desc_size = (uint8_t)n;
-	CHECK_RPMA(rpma_peer_cfg_get_descriptor(pcfg, pd.cfg_desc));
+	if (cfg_versioned)
+		CHECK_RPMA(cfg_versioned(pcfg, NULL, pd.cfg_desc));
+	else
+		CHECK_RPMA(rpma_peer_cfg_get_descriptor(pcfg, pd.cfg_desc));
 
 	CHECK_RPMA(rpma_ep_listen(peer, addr, port, &ep));
 	printf("server: listening on %s:%s, %zu bytes of %s\n", addr, port, size,
@@ -434,6 +493,7 @@ static int client(const char *addr, const char *port, size_t size, uint64_t seed
 	conn = client_connect(peer, addr, port, NULL);
 	int flush_type = accept_offer(conn, size, &dst, &cq);
 
+	printf("client: flush method %s\n", flush_method_name(conn, dst, flush_type));
 	/* write and flush, chunk by chunk; the first word last, atomically */
 	double t0 = now_s();
 	size_t first = atomics ? 8 : 0;
