@@ -7,6 +7,8 @@
 
 #include <arpa/inet.h>
 
+#include "clock.hpp"
+#include "conn_events.hpp"
 #include "cq.hpp"
 #include "err.hpp"
 #include "flush_slots.hpp"
@@ -132,6 +134,35 @@ static translated translate(conn_flush *flush, const ibv_wc &w, ibv_wc *c)
 	return translate_in_place(flush, c);
 }
 
+/*
+ * A failed completion was taken: the queue pair is in the error state,
+ * with or without a connection event. Cold: a connection fails once.
+ */
+[[gnu::cold, gnu::noinline]] static void failed_completion_taken(conn_flush *flush)
+{
+	flush->note_failed_completion(monotonic_ms());
+}
+
+/*
+ * Whether the polls of an empty CQ complete the flushes still in flight:
+ * the connection went down (its event) or its queue pair failed (a failed
+ * completion), and the device has had its drain time to flush what was
+ * posted; some devices (siw) never complete what the error state holds.
+ * Marks the connection orphaned when the failure's drain time is over.
+ */
+static inline bool sweeps(conn_flush *flush)
+{
+	if (flush->orphaned())
+		return true;
+	const long long failed = flush->failed_at();
+	if (__builtin_expect(failed == 0, 1))
+		return false;
+	if (monotonic_ms() < failed + CONN_DOWN_DRAIN_MS)
+		return false;
+	flush->mark_orphaned();
+	return true;
+}
+
 /* take_one(): the CQ was empty, with nothing left for the library to complete */
 constexpr int TAKE_EMPTY = 0;
 /* take_one(): what was polled was the library's own, or the CQ needs a sweep */
@@ -152,10 +183,12 @@ constexpr int TAKE_LOOK_AGAIN = 2;
 	if (__builtin_expect(got <= 0, 0)) {
 		if (got < 0)
 			return cq_poll_failed(got);
-		return flush && flush->orphaned() ? TAKE_LOOK_AGAIN : TAKE_EMPTY;
+		return flush && sweeps(flush) ? TAKE_LOOK_AGAIN : TAKE_EMPTY;
 	}
 	if (flush == nullptr)
 		return 1;
+	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0))
+		failed_completion_taken(flush);
 	const translated t = translate_in_place(flush, wc);
 	*is_flush = t == translated::flush;
 	return t == translated::none ? TAKE_LOOK_AGAIN : 1;
@@ -173,6 +206,8 @@ int rpma_cq::take_translated(completion_out *out)
 		/* compacted in place: what is stored never passes the entry being read */
 		for (int i = 0; i < got; i++) {
 			const ibv_wc w = polled[i];
+			if (__builtin_expect(w.status != IBV_WC_SUCCESS, 0))
+				failed_completion_taken(flush);
 			ibv_wc c;
 			const translated t = translate(flush, w, &c);
 			if (t != translated::none)
@@ -182,7 +217,7 @@ int rpma_cq::take_translated(completion_out *out)
 			break; /* the CQ is empty */
 	}
 	/* the connection is down and drained: what is still in flight never completes */
-	if (!out->full() && flush->orphaned())
+	if (!out->full() && sweeps(flush))
 		(void)flush->sweep(out, qp_num); /* no GPSPM: no request to forget */
 	return out->count;
 }

@@ -118,6 +118,27 @@ struct conn_flush {
 	 */
 	std::atomic<bool> sweep_orphans{ false };
 
+	/*
+	 * When (monotonic ms, 0: never) the connection's CQ first gave a
+	 * failed completion. A failed completion leaves the queue pair in
+	 * the error state whether or not a connection event follows, and a
+	 * program that only polls never reads one: after the drain time
+	 * counted from here, the polls sweep too (cq_take.cpp).
+	 */
+	std::atomic<long long> failed_at_ms{ 0 };
+
+	/* A failed completion was taken at now_ms; the first one counts. */
+	void note_failed_completion(long long now_ms)
+	{
+		long long never = 0;
+		(void)failed_at_ms.compare_exchange_strong(never, now_ms,
+							   std::memory_order_relaxed);
+	}
+	long long failed_at() const
+	{
+		return failed_at_ms.load(std::memory_order_relaxed);
+	}
+
 	/* The connection is down and drained (conn_events.cpp): sweep from now on. */
 	void mark_orphaned()
 	{

@@ -293,6 +293,75 @@ static void post_minus_one_is_eio(void **state)
 	assert_int_equal(fake_verbs_sends(), 0);
 }
 
+/*
+ * A program written for librpma 1.x that only polls rpma_cq_get_wc reads no
+ * connection event, and a peer that vanished sends none. The transport
+ * gives up on the oldest operation (IBV_WC_RETRY_EXC_ERR) and the queue
+ * pair enters the error state, where some devices (siw) leave the rest
+ * posted for good: after the drain time, counted from that failed
+ * completion, the polls complete each flush still in flight, once.
+ */
+static void polls_sweep_after_failed_completion(void **state)
+{
+	(void)state;
+	static int a, b, c;
+	struct rpma_batch_op ops[2] = { write_op(0, 64), flush_op(&a) };
+	assert_int_equal(rpma_post_batch(conn, ops, 2, 0), 0);
+	assert_int_equal(flush(&b), 0);
+	assert_int_equal(flush(&c), 0);
+	const unsigned write_index = fake_verbs_sends() - 4;
+
+	/* the write fails, as operations of the application complete */
+	struct ibv_wc failed;
+	memset(&failed, 0, sizeof(failed));
+	failed.wr_id = fake_verbs_send(write_index)->wr.wr_id;
+	failed.status = IBV_WC_RETRY_EXC_ERR;
+	failed.qp_num = id->qp->qp_num;
+	const long long at = now_ms();
+	fake_verbs_push_wc(id->qp->send_cq, &failed);
+	/* the device flushes the first flush; the other two it never completes */
+	device_completes(write_index + 1, IBV_WC_WR_FLUSH_ERR);
+
+	struct ibv_wc wc;
+	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
+	assert_int_equal(wc.wr_id, 0);
+	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	assert_ptr_equal((void *)(uintptr_t)wc.wr_id, &a);
+	int ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
+	if (now_ms() - at < WITHIN_DRAIN_MS)
+		assert_int_equal(ret, RPMA_E_NO_COMPLETION);
+
+	/* polling on, never reading an event: b and c come back, once each */
+	bool seen_b = false, seen_c = false;
+	const long long limit = now_ms() + WAIT_LIMIT_MS;
+	while (!seen_b || !seen_c) {
+		ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
+		if (ret == RPMA_E_NO_COMPLETION) {
+			assert_true(now_ms() < limit);
+			continue;
+		}
+		assert_int_equal(ret, 0);
+		assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+		assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
+		if (wc.wr_id == (uintptr_t)&b) {
+			assert_false(seen_b);
+			seen_b = true;
+		} else {
+			assert_ptr_equal((void *)(uintptr_t)wc.wr_id, &c);
+			assert_false(seen_c);
+			seen_c = true;
+		}
+	}
+	assert_true(now_ms() - at >= 250);
+	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, NULL), RPMA_E_NO_COMPLETION);
+	/* and through the general path too */
+	struct ibv_wc many[4];
+	int got = -1;
+	assert_int_equal(rpma_cq_get_wc(cq, 4, many, &got), RPMA_E_NO_COMPLETION);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +372,7 @@ int main(void)
 		T(unposted_batch_elements_hold_nothing),
 		T(failed_flush_holds_nothing),
 		T(post_minus_one_is_eio),
+		T(polls_sweep_after_failed_completion),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);
