@@ -7,7 +7,8 @@
 # virtual Ethernet segment, rxe or siw on their NICs; "a" (Debian 12) has
 # a 256 MiB emulated NVDIMM as device DAX and serves, "b" (Debian 12) is
 # the client; "c" (Debian 13, pmem) and "d" (Debian 13) join them for the
-# mixed case, with the program built in the Debian 13 root. Each case
+# mixed case, with the program built in the Debian 13 root, and "e"
+# (Debian 12, pmem) for the replicated log. Each case
 # runs programs across them with a fault injected and prints one TAP line;
 # what the programs printed follows as comments. CASEs name the cases to
 # run (all by default). Exit status 0 when no case failed.
@@ -230,6 +231,105 @@ case_hetero() {
 	[ $ok = 1 ] && pass "debian13-vs-debian12" || fail "debian13-vs-debian12"
 }
 
+# out_of NAME ID: what ID printed on NAME so far
+out_of() { cat "${CL_JOB[$1]}/q/$2.out" 2>/dev/null; }
+
+# printed NAME ID REGEX [SECONDS]: wait until ID on NAME printed a line
+# matching REGEX (60 s at most), or ended
+printed() {
+	local i=0 limit=$((${4:-60} * 10))
+	until out_of "$1" "$2" | grep -qE -- "$3"; do
+		i=$((i + 1))
+		[ $i -lt $limit ] || return 1
+		[ ! -e "${CL_JOB[$1]}/q/$2.rc" ] || { out_of "$1" "$2" | grep -qE -- "$3"; return; }
+		sleep 0.1
+	done
+}
+
+# give_key NAME: the log's key in NAME's /tmp, the guest's root's own (the
+# example refuses a key file of another user, and the shared directories
+# show the host's owner)
+give_key() {
+	cl_on "$1" -- bash -c "umask 077 && printf '$LOG_KEY' >/tmp/log.key"
+}
+
+# examples/19-replicated-log on three machines: the writer on b, replicas on
+# a and e. Replica 2's machine loses power in the middle of a run: the
+# writer reports it within the bound and goes on with replica 1; booted
+# again on the same NVDIMM, replica 2 holds every record it had made
+# durable, checksums good; the next writer run catches it up, and the three
+# logs end the same
+case_replicated_log() {
+	local ok=1 ex w r1 r2 t0 dt held before after d
+	ex=$(cd "$builddir" && pwd)/examples/19-replicated-log
+	local name=replicated-log-power-loss
+	if [ "$provider" = siw ]; then
+		skip "$name" "siw: a machine that vanishes is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)"
+		return
+	fi
+	if [ ! -x "$ex/writer" ] || [ ! -x "$ex/replica" ]; then
+		out="$ex/writer and replica are not built (libsodium, libpmem2)"
+		fail "$name"
+		return
+	fi
+	cl_boot e || {
+		fail "$name"
+		return
+	}
+	w=$(cl_addr b) r1=$(cl_addr a):7419 r2=$(cl_addr e):7419
+	give_key a && give_key b && give_key e || ok=0
+	cl_start a r1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7419 /dev/dax0.0
+	cl_start e r2 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr e)" 7419 /dev/dax0.0
+	printed a r1 "listening on" && printed e r2 "listening on" || ok=0
+	cl_start b w1 --timeout 300 -- "$ex/writer" --key /tmp/log.key --new --log /dev/dax0.0 \
+		--records 1000 --size 200 "$r1" "$r2"
+	run cl_wait b w1 300 || ok=0
+	before=$(out_of b w1 | sed -n 's/.*the log holds \([0-9]*\) records.*/\1/p' | tail -n 1)
+	cl_start b w2 --timeout 300 -- "$ex/writer" --key /tmp/log.key --log /dev/dax0.0 --records 3000 \
+		--size 200 --rate 1000 "$r1" "$r2"
+	if printed b w2 "1200 of 3000 records acknowledged by 2 replicas"; then
+		t0=$(now)
+		cl_power_loss e
+		printed b w2 "replica 2 .* FAILED" 30 || ok=0
+		dt=$(elapsed "$t0")
+		out+=$'\n'"replica 2's machine lost power; the writer reported it after $dt s (bound $BOUND_S s + $BOUND_SLACK_S s)"
+		awk -v t="$dt" -v l="$LIMIT" 'BEGIN { exit !(t <= l) }' || ok=0
+	else
+		out+=$'\n'"the writer did not get far enough to cut the power under it"
+		ok=0
+	fi
+	run cl_wait b w2 300
+	[ $? = 3 ] || {
+		out+=$'\n'"the writer should have ended with status 3 (fewer replicas)"
+		ok=0
+	}
+	held=$(out_of b w2 | sed -n 's/.*replica 2 .* FAILED: .*; it holds \([0-9]*\) records of this run durably.*/\1/p')
+	# replica 2's machine again, on the NVDIMM it had
+	if cl_boot e && give_key e; then
+		cl_start e r2b --timeout 600 -- "$ex/replica" --key /tmp/log.key "$(cl_addr e)" 7419 /dev/dax0.0
+		printed e r2b "listening on" || ok=0
+		after=$(out_of e r2b | sed -n 's/.*holds \([0-9]*\) records.*every checksum good.*/\1/p' | head -n 1)
+		out+=$'\n'"replica 2 had $before records, made ${held:-?} more durable before the power loss, and holds ${after:-?} after it"
+		[ -n "$before" ] && [ -n "$held" ] && [ -n "$after" ] && [ "$after" -ge $((before + held)) ] || ok=0
+	else
+		ok=0
+	fi
+	cl_start b w3 --timeout 300 -- "$ex/writer" --key /tmp/log.key --log /dev/dax0.0 --records 100 \
+		--size 200 "$r1" "$r2"
+	run cl_wait b w3 300 || ok=0
+	w=$(out_of b w3 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	cl_signal a r1 TERM >/dev/null
+	cl_signal e r2b TERM >/dev/null
+	run cl_wait a r1 30 || ok=0
+	run cl_wait e r2b 30 || ok=0
+	r1=$(out_of a r1 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	r2=$(out_of e r2b | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	out+=$'\n'"digests: writer $w, replica 1 $r1, replica 2 $r2"
+	[ -n "$w" ] && [ "$w" = "$r1" ] && [ "$w" = "$r2" ] || ok=0
+	cl_stop e
+	[ $ok = 1 ] && pass "$name" || fail "$name"
+}
+
 # Debian's librpma 1.x on one machine, this library on the other
 case_interop() {
 	local ok=1 crc src
@@ -259,7 +359,8 @@ case_interop() {
 	[ $ok = 1 ] && pass "interop-librpma-1x" || fail "interop-librpma-1x"
 }
 
-all=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop hetero)
+all=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop hetero
+	replicated_log)
 case_partition_poll() { case_partition poll; }
 case_partition_wait() { case_partition wait; }
 [ $# -gt 0 ] && all=("$@")
@@ -274,7 +375,9 @@ else
 fi
 
 echo "TAP version 13"
-cl_init "$builddir" "$provider" a:host:pmem b:host c:trixie:pmem d:trixie
+# 32 random bytes, as printf escapes: the key of the replicated log
+LOG_KEY=$(head -c 32 /dev/urandom | od -An -v -tx1 | tr -s ' \n' ' ' | sed -e 's/ *$//' -e 's/ \([0-9a-f][0-9a-f]\)/\\x\1/g')
+cl_init "$builddir" "$provider" a:host:pmem b:host:pmem c:trixie:pmem d:trixie e:host:pmem
 cl_boot a b || {
 	echo "Bail out! the machines did not boot"
 	exit 1
@@ -285,7 +388,7 @@ for c in "${all[@]}"; do
 	"case_$c"
 	echo "# $c: $(elapsed "$t") s"
 done
-cl_stop a b c d
+cl_stop a b c d e
 echo "1..$n"
 echo "# cluster over $provider: $n cases, $failed failed, $(elapsed "$t0") s"
 [ $failed = 0 ]
