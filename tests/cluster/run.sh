@@ -95,17 +95,6 @@ transfer() {
 	transfer_between a b "$@"
 }
 
-# streaming ID: wait until the stream on b printed "streaming"
-streaming() {
-	local i=0
-	until grep -qs '^streaming' "${CL_JOB[b]}/q/$1.out"; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || return 1
-		[ ! -e "${CL_JOB[b]}/q/$1.rc" ] || return 1
-		sleep 0.1
-	done
-}
-
 # within_bound ID: the stream's error came within LIMIT s of its last success
 within_bound() {
 	local t
@@ -139,7 +128,7 @@ case_killed_peer() {
 	cl_start a srv -- "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
 	cl_start b st -- "$X" stream "$(cl_addr a)" $port 16M 21 10
 	local ok=1
-	streaming st || ok=0
+	printed b st "^streaming" || ok=0
 	sleep 0.5
 	cl_signal a srv KILL >/dev/null
 	run cl_wait b st 60 || ok=0
@@ -159,7 +148,7 @@ case_partition() {
 	port=$((port + 1))
 	cl_start a srv -- "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
 	cl_start b st -- "$X" stream "$(cl_addr a)" $port 16M 31 10 "$style"
-	streaming st || ok=0
+	printed b st "^streaming" || ok=0
 	sleep 0.5
 	cl_cut a b
 	run cl_wait b st 60 || ok=0
@@ -188,7 +177,7 @@ case_power_loss() {
 	port=$((port + 1))
 	cl_start a srv -- "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
 	cl_start b st -- "$X" stream "$(cl_addr a)" $port 16M 41 10
-	streaming st || ok=0
+	printed b st "^streaming" || ok=0
 	sleep 0.5
 	cl_power_loss a
 	run cl_wait b st 60 || ok=0

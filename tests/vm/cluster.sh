@@ -152,27 +152,12 @@ ADDR=$(cl_addr "$name")
 EOF
 	: >"$job/env"
 	echo "$VM_DIR/kernel/lib/modules/$kv" >"$job/kmoddir"
-	local shares=() d prev= qargs=() n=0
-	for d in "$VM_TOPDIR" "$VM_BUILDDIR"; do
-		shares+=("$(readlink -f "$d")")
-	done
-	: >"$job/mounts"
-	for d in $(printf '%s\n' "${shares[@]}" | LC_ALL=C sort -u); do
-		if [ -n "$prev" ] && [[ "$d/" == "$prev/"* ]]; then continue; fi
-		prev=$d
-		qargs+=(-fsdev "local,id=rw$n,path=$d,security_model=none,multidevs=remap"
-			-device "virtio-9p-pci,fsdev=rw$n,mount_tag=rw$n")
-		echo "rw$n $d" >>"$job/mounts"
-		n=$((n + 1))
-	done
-	local accel=(-accel tcg,thread=multi,tb-size=128 -cpu max)
-	if [ "${RPMA_VM_ACCEL:-}" = kvm ] || { [ -z "${RPMA_VM_ACCEL:-}" ] && [ -w /dev/kvm ] &&
-		{ [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; }; then
-		accel=(-accel kvm -cpu host)
-	fi
+	vm_share_args "$job" "$VM_TOPDIR" "$VM_BUILDDIR"
+	# several guests at once: a smaller translation cache each
+	vm_accel_args 128
 	local mac
 	printf -v mac '52:54:00:00:02:%02x' $((11 + i))
-	qemu-system-x86_64 "${accel[@]}" -M "$machine" -smp "${CL_CPUS[$name]}" -m "$mem" "${qpmem[@]}" \
+	qemu-system-x86_64 "${VM_ACCEL_ARGS[@]}" -M "$machine" -smp "${CL_CPUS[$name]}" -m "$mem" "${qpmem[@]}" \
 		-nodefaults -no-user-config -display none -vga none -no-reboot \
 		-kernel "$kimg" -initrd "$initrd" \
 		-append "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic rpmavm.job=$job rpmavm.stage2=$VM_SRCDIR/guest/stage2.sh" \
@@ -184,7 +169,7 @@ EOF
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=job,path=$job,security_model=none" \
 		-device virtio-9p-pci,fsdev=job,mount_tag=job \
-		"${qargs[@]}" \
+		"${VM_SHARE_ARGS[@]}" \
 		-netdev "dgram,id=n0,local.type=unix,local.path=$CL_DIR/$name.sock,remote.type=unix,remote.path=$CL_DIR/switch.sock" \
 		-device "virtio-net-pci,netdev=n0,mac=$mac" \
 		</dev/null >"$job/qemu.log" 2>&1 &

@@ -156,6 +156,50 @@ host_rdma_addr() {
 	done
 }
 
+# vm_share_args JOB DIR...: the 9p devices that share the existing DIRs
+# read-write at their own paths (one inside another is visible through
+# it, and / never is) in VM_SHARE_ARGS, and the "tag path" lines the
+# guest's init mounts them by in JOB/mounts
+vm_share_args() {
+	local job=$1 d prev= i=0 dirs=()
+	shift
+	for d in "$@"; do
+		d=$(readlink -f "$d") || continue
+		[ -d "$d" ] && [ "$d" != / ] || continue
+		dirs+=("$d")
+	done
+	mapfile -t dirs < <(printf '%s\n' "${dirs[@]}" | LC_ALL=C sort -u)
+	VM_SHARE_ARGS=()
+	: >"$job/mounts"
+	for d in "${dirs[@]}"; do
+		if [ -n "$prev" ] && [[ "$d/" == "$prev/"* ]]; then continue; fi
+		prev=$d
+		VM_SHARE_ARGS+=(-fsdev "local,id=rw$i,path=$d,security_model=none,multidevs=remap"
+			-device "virtio-9p-pci,fsdev=rw$i,mount_tag=rw$i")
+		echo "rw$i $d" >>"$job/mounts"
+		i=$((i + 1))
+	done
+}
+
+# vm_accel_args TB_SIZE: the accelerator (RPMA_VM_ACCEL, else hardware KVM
+# only when kvm_intel or kvm_amd is loaded: a software /dev/kvm such as
+# kvm_pvm cannot boot a stock kernel in reasonable time; else TCG with a
+# translation cache of TB_SIZE MiB) in VM_ACCEL (kvm|tcg) and its QEMU
+# arguments in VM_ACCEL_ARGS
+vm_accel_args() {
+	VM_ACCEL=${RPMA_VM_ACCEL:-}
+	if [ -z "$VM_ACCEL" ]; then
+		VM_ACCEL=tcg
+		if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; then
+			VM_ACCEL=kvm
+		fi
+	fi
+	case "$VM_ACCEL" in
+	kvm) VM_ACCEL_ARGS=(-accel kvm -cpu host) ;;
+	*) VM_ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=$1" -cpu max) ;;
+	esac
+}
+
 # setup_lock: two set-ups (or a set-up and a build in the root) of the same
 # flavor must not interleave
 setup_lock() {

@@ -204,40 +204,9 @@ EOF
 echo "$VM_DIR/kernel/lib/modules/$kv" >"$job/kmoddir"
 
 # read-write shares: the source tree, the build directory, the current
-# directory, --share dirs; one inside another is visible through it
-shares=()
-for d in "$VM_TOPDIR" "$VM_BUILDDIR" "$PWD" "${extra_share[@]}"; do
-	d=$(readlink -f "$d") || continue
-	[ -d "$d" ] && [ "$d" != / ] || continue
-	shares+=("$d")
-done
-mapfile -t shares < <(printf '%s\n' "${shares[@]}" | LC_ALL=C sort -u)
-qargs=()
-: >"$job/mounts"
-i=0
-prev=
-for d in "${shares[@]}"; do
-	if [ -n "$prev" ] && [[ "$d/" == "$prev/"* ]]; then continue; fi
-	prev=$d
-	qargs+=(-fsdev "local,id=rw$i,path=$d,security_model=none,multidevs=remap"
-		-device "virtio-9p-pci,fsdev=rw$i,mount_tag=rw$i")
-	echo "rw$i $d" >>"$job/mounts"
-	i=$((i + 1))
-done
-
-# accelerator: hardware KVM only (a software /dev/kvm such as kvm_pvm cannot
-# boot a stock kernel in reasonable time); otherwise TCG
-accel=${RPMA_VM_ACCEL:-}
-if [ -z "$accel" ]; then
-	accel=tcg
-	if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; then
-		accel=kvm
-	fi
-fi
-case "$accel" in
-kvm) qaccel=(-accel kvm -cpu host) ;;
-*) qaccel=(-accel tcg,thread=multi,tb-size=256 -cpu max) ;;
-esac
+# directory, --share dirs
+vm_share_args "$job" "$VM_TOPDIR" "$VM_BUILDDIR" "$PWD" "${extra_share[@]}"
+vm_accel_args 256
 
 mem=${RPMA_VM_MEM:-2048}
 machine=pc
@@ -287,7 +256,7 @@ vm_lock
 kpkg=$(state_get KPKG)
 kversion=$(state_get KVERSION)
 boot_limit=${RPMA_VM_BOOT_TIMEOUT:-180}
-[ "$accel" = kvm ] && boot_limit=${RPMA_VM_BOOT_TIMEOUT:-60}
+[ "$VM_ACCEL" = kvm ] && boot_limit=${RPMA_VM_BOOT_TIMEOUT:-60}
 max_boots=${RPMA_VM_BOOTS:-3}
 mkdir -p "$VM_DIR/boot-failures"
 
@@ -299,7 +268,7 @@ boot() {
 	local boot_append=$append
 	[ "$boots" -gt "${RPMA_VM_FAIL_BOOTS:-0}" ] || boot_append="$append rdinit=/rpma-vm-no-such-init"
 	timeout -k 10 $((timeout_s + boot_limit)) \
-		qemu-system-x86_64 "${qaccel[@]}" -M "$machine" -smp "${RPMA_VM_CPUS:-2}" -m "$mem" "${qpmem[@]}" \
+		qemu-system-x86_64 "${VM_ACCEL_ARGS[@]}" -M "$machine" -smp "${RPMA_VM_CPUS:-2}" -m "$mem" "${qpmem[@]}" \
 		-nodefaults -no-user-config -display none -vga none -no-reboot \
 		-kernel "$kimg" -initrd "$initrd" -append "$boot_append" \
 		-serial "file:$job/console.log" \
@@ -311,7 +280,7 @@ boot() {
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev "local,id=job,path=$job,security_model=none" \
 		-device virtio-9p-pci,fsdev=job,mount_tag=job \
-		"${qargs[@]}" -nic none </dev/null >"$job/qemu.log" 2>&1 &
+		"${VM_SHARE_ARGS[@]}" -nic none </dev/null >"$job/qemu.log" 2>&1 &
 	qpid=$!
 	local waited=0 hung=0
 	# the guest marks the start of the command (guest/stage2.sh); until
@@ -349,7 +318,7 @@ keep_guest_log() {
 	kept=$VM_DIR/boot-failures/$(date +%Y%m%d-%H%M%S)-$1.log
 	{
 		echo "# $2"
-		echo "# kernel $kpkg $kversion, accel $accel"
+		echo "# kernel $kpkg $kversion, accel $VM_ACCEL"
 		cat "$job/console.log" 2>/dev/null
 	} >"$kept"
 }
@@ -397,6 +366,6 @@ what=$provider
 [ "$pmem" = 1 ] && what="$what+pmem"
 [ "$pmem_count" = 1 ] || what="$what x$pmem_count"
 [ "$VM_FLAVOR" = host ] || what="$VM_FLAVOR, $what"
-msg "VM ($what, $accel, kernel $kpkg $kversion): boot $boot s, rdma set-up $ready s, command $cmd s, wall $wall s, status $RC$([ "$boots" = 1 ] || echo ", $boots boots")"
+msg "VM ($what, $VM_ACCEL, kernel $kpkg $kversion): boot $boot s, rdma set-up $ready s, command $cmd s, wall $wall s, status $RC$([ "$boots" = 1 ] || echo ", $boots boots")"
 [ -z "${RPMA_VM_TIMES:-}" ] || echo "boot=$boot ready=$ready cmd=$cmd wall=$wall boots=$boots" >>"$RPMA_VM_TIMES"
 exit "$RC"
