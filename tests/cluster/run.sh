@@ -81,7 +81,9 @@ transfer_between() {
 	local s=$1 c=$2
 	shift 2
 	port=$((port + 1))
-	cl_start "$s" srv -- "$(xfer "$s")" server "$(cl_addr "$s")" $port "$1" /dev/dax0.0
+	# the server outlives the client's limit: a slow transfer fails as
+	# the client's, not as a server gone from under it
+	cl_start "$s" srv --timeout 660 -- "$(xfer "$s")" server "$(cl_addr "$s")" $port "$1" /dev/dax0.0
 	run cl_on "$c" --timeout 600 -- "$(xfer "$c")" client "$(cl_addr "$s")" $port "$@"
 	local crc=$?
 	run cl_wait "$s" srv 120
@@ -348,11 +350,15 @@ case_interop() {
 	[ $ok = 1 ] && pass "interop-librpma-1x" || fail "interop-librpma-1x"
 }
 
-all=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop hetero
+cases=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop hetero
 	replicated_log)
+all=("${cases[@]}")
 case_partition_poll() { case_partition poll; }
 case_partition_wait() { case_partition wait; }
 [ $# -gt 0 ] && all=("$@")
+for c in "${all[@]}"; do
+	declare -F "case_$c" >/dev/null || die "no case '$c': the cases are ${cases[*]}"
+done
 
 # the program for the Debian 13 machines, built in the Debian 13 root
 XT=

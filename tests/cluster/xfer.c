@@ -397,11 +397,16 @@ static int server(const char *addr, const char *port, size_t size, const char *p
 	CHECK_RPMA(rpma_send(conn, msg_mr, MSG_SIZE, MSG_SIZE, RPMA_F_COMPLETION_ALWAYS, NULL));
 	expect_completion(cq, IBV_WC_SEND, NULL);
 
-	/* the client disconnects */
+	/*
+	 * The server disconnects, once its send has completed: a client that
+	 * disconnected as soon as the answer arrived could flush the send
+	 * before siw marked it done (it would complete with a local QP
+	 * operation error, delivered all the same)
+	 */
+	CHECK_RPMA(rpma_conn_disconnect(conn));
 	CHECK_RPMA(rpma_conn_next_event(conn, &ev));
 	if (ev != RPMA_CONN_CLOSED)
 		FAIL("connection event %s, expected closed", rpma_utils_conn_event_2str(ev));
-	CHECK_RPMA(rpma_conn_disconnect(conn));
 	CHECK_RPMA(rpma_conn_delete(&conn));
 	CHECK_RPMA(rpma_ep_shutdown(&ep));
 	CHECK_RPMA(rpma_mr_dereg(&msg_mr));
@@ -467,6 +472,20 @@ static int accept_offer(struct rpma_conn *conn, size_t size, struct rpma_mr_remo
 	return pd.pmem ? RPMA_FLUSH_TYPE_PERSISTENT : RPMA_FLUSH_TYPE_VISIBILITY;
 }
 
+/* a line every PROGRESS_S seconds: where a slow or stalled transfer was */
+#define PROGRESS_S 10.0
+static void progress(const char *what, size_t done, size_t size, double t0)
+{
+	static double last;
+	double t = now_s();
+	if (last < t0)
+		last = t0;
+	if (t - last < PROGRESS_S || done == size)
+		return;
+	last = t;
+	printf("client: %zu of %zu bytes %s after %.1f s\n", done, size, what, t - t0);
+}
+
 static int client(const char *addr, const char *port, size_t size, uint64_t seed, size_t chunk)
 {
 	struct rpma_peer *peer = peer_for(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE);
@@ -504,6 +523,7 @@ static int client(const char *addr, const char *port, size_t size, uint64_t seed
 		CHECK_RPMA(
 		    rpma_flush(conn, dst, off, len, flush_type, RPMA_F_COMPLETION_ALWAYS, NULL));
 		expect_completion(cq, IBV_WC_RDMA_READ, NULL);
+		progress("written and flushed", off + len, size, t0);
 	}
 	if (atomics) {
 		CHECK_RPMA(rpma_atomic_write(conn, dst, 0, (const char *)src,
@@ -519,6 +539,7 @@ static int client(const char *addr, const char *port, size_t size, uint64_t seed
 		CHECK_RPMA(
 		    rpma_read(conn, back_mr, off, dst, off, len, RPMA_F_COMPLETION_ALWAYS, NULL));
 		expect_completion(cq, IBV_WC_RDMA_READ, NULL);
+		progress("read back", off + len, size, t1);
 	}
 	double t2 = now_s();
 	uint64_t bad = pattern_check(back, seed, size);
@@ -572,8 +593,11 @@ static int client(const char *addr, const char *port, size_t size, uint64_t seed
 		FAIL("the server's memory differs at offset %" PRIu64, res.status - 1);
 	printf("client: the server's memory matches, checked by the server\n");
 
-	CHECK_RPMA(rpma_conn_disconnect(conn));
+	/* the server disconnects once its answer's send has completed */
 	CHECK_RPMA(rpma_conn_next_event(conn, &ev));
+	if (ev != RPMA_CONN_CLOSED)
+		FAIL("connection event %s, expected closed", rpma_utils_conn_event_2str(ev));
+	CHECK_RPMA(rpma_conn_disconnect(conn));
 	CHECK_RPMA(rpma_conn_delete(&conn));
 	CHECK_RPMA(rpma_mr_remote_delete(&dst));
 	CHECK_RPMA(rpma_mr_dereg(&msg_mr));
@@ -773,6 +797,8 @@ static size_t parse_size(const char *s)
 
 int main(int argc, char *argv[])
 {
+	/* the harness reads the output of a program it had to stop, too */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* which library runs: this one has extensions librpma 1.x lacks */
 	fprintf(stderr, "xfer %s: %s\n", argc > 1 ? argv[1] : "",
 		dlsym(RTLD_DEFAULT, "rpma_cq_get_completion") ? "rpma-ng" : "librpma 1.x");
