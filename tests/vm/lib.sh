@@ -196,7 +196,12 @@ vm_accel_args() {
 	fi
 	case "$VM_ACCEL" in
 	kvm) VM_ACCEL_ARGS=(-accel kvm -cpu host) ;;
-	*) VM_ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=$1" -cpu max) ;;
+	# TCG runs "rep movsb" a byte at a time, where other vCPUs see each
+	# store: with fast string moves (erms, fsrm) offered, the guest
+	# kernel's memcpy, which places rxe's and siw's data, lets a reader
+	# see an aligned 8-byte RDMA write half done. Without them it stores
+	# 8 bytes at once, as an RDMA NIC places them.
+	*) VM_ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=$1" -cpu max,erms=off,fsrm=off) ;;
 	esac
 }
 
