@@ -13,6 +13,10 @@ skipped. Reruns in a build given with a LABEL (under a sanitizer) and the
 VM harness's own smoke checks are not in the total: they get lines of
 their own, where a failure still fails the run.
 
+Each failed case is named, and under "why NAME:" come the comment lines
+its run printed after its TAP line (before it when none follow) (at most WHY_LINES), or the end of
+the output of a test without TAP: CI shows the end of the output.
+
 Before the closing line, with --times FILE (lines 'PHASE SECONDS' written
 by test.sh), one line of time per phase, and under the phase of the main
 build's tests one line per suite: the time its tests ran (tests of two
@@ -33,6 +37,9 @@ VM_RUN = re.compile(r'^(rdma|rdma-native|reliability|oracle)-(rxe|siw)$')
 SMOKE = re.compile(r'^rdma-smoke-')
 
 PASS, FAIL, SKIP = 'passed', 'failed', 'skipped'
+# lines of a failed case's output printed under its name, at most: CI
+# shows the end of the output, and a failure seen once must say why there
+WHY_LINES = 16
 
 
 def suite_and_test(t):
@@ -62,16 +69,35 @@ def print_times(times_file, main_build):
                 print('    %-12s %5.0f s' % (suite, spent))
 
 
+def why(lines, at):
+    """the comment lines after the TAP line lines[at] (cmocka and the VM's
+    runners write a case's diagnosis there), or failing those, before it"""
+    end = at + 1
+    while end < len(lines) and lines[end].lstrip().startswith('#'):
+        end += 1
+    said = lines[at + 1:end]
+    if not said:
+        start = at
+        while start > 0 and lines[start - 1].lstrip().startswith('#'):
+            start -= 1
+        said = lines[start:at]
+    said = [l.strip() for l in said]
+    if len(said) > WHY_LINES:
+        said = said[:WHY_LINES // 2] + ['# ...'] + said[-(WHY_LINES // 2):]
+    return said
+
+
 def runs_of(build):
-    """(suite, test, case, result) of every case run in a build"""
+    """(suite, test, case, result, why) of every case run in a build; why:
+    what the run printed about a failed case"""
     for line in open(build + '/meson-logs/testlog.json'):
         t = json.loads(line)
         suite, test = suite_and_test(t)
         results = []
-        tap = [m for m in (TAP.match(l.strip()) for l in (t.get('stdout') or '').splitlines())
-               if m]
+        lines = (t.get('stdout') or '').splitlines()
+        tap = [(i, m) for i, m in ((i, TAP.match(l.strip())) for i, l in enumerate(lines)) if m]
         if tap:
-            for m in tap:
+            for i, m in tap:
                 name = m.group(3).strip() or 'case %s' % (m.group(2) or '?')
                 if m.group(5) and m.group(5).upper() == 'SKIP':
                     res = SKIP
@@ -79,11 +105,12 @@ def runs_of(build):
                     res = PASS
                 else:
                     res = FAIL
-                results.append((name, res))
+                results.append((name, res, why(lines, i) if res == FAIL else []))
             # a test that crashed or bailed out after its last case line
             if t['result'] not in ('OK', 'SKIP', 'EXPECTEDFAIL') and \
-                    not any(r == FAIL for _, r in results):
-                results.append(('(%s: %s)' % (test, t['result'].lower()), FAIL))
+                    not any(r == FAIL for _, r, _ in results):
+                results.append(('(%s: %s)' % (test, t['result'].lower()), FAIL,
+                                lines[-WHY_LINES:]))
         else:
             if t['result'] in ('OK', 'EXPECTEDFAIL'):
                 res = PASS
@@ -91,9 +118,10 @@ def runs_of(build):
                 res = SKIP
             else:
                 res = FAIL
-            results.append((None, res))
-        for case, res in results:
-            yield suite, test, case, res
+            said = (lines + (t.get('stderr') or '').splitlines())[-WHY_LINES:]
+            results.append((None, res, said if res == FAIL else []))
+        for case, res, said in results:
+            yield suite, test, case, res, said
 
 
 def merge(results):
@@ -110,6 +138,7 @@ def main():
     extra = defaultdict(lambda: [0, 0, 0])  # the lines not in the total
     runs = defaultdict(int)  # runs behind the distinct cases, per suite
     failed = []
+    reasons = OrderedDict()  # a failed case -> the lines it printed
     order = {PASS: 0, FAIL: 1, SKIP: 2}
     args = sys.argv[1:]
     times_file = None
@@ -117,10 +146,12 @@ def main():
         times_file, args = args[1], args[2:]
     for arg in args:
         build, _, label = arg.partition(':')
-        for suite, test, case, res in runs_of(build):
+        for suite, test, case, res, said in runs_of(build):
             where = '%s / %s' % (test, case) if case else test
             if res == FAIL:
-                failed.append(where + (' (%s)' % label if label else ''))
+                where += ' (%s)' % label if label else ''
+                failed.append(where)
+                reasons.setdefault(where, said)
             if label:
                 extra['%s: %s again' % (label, suite)][order[res]] += 1
                 continue
@@ -153,6 +184,10 @@ def main():
         for what, (p, f, s) in sorted(extra.items()):
             print('  %-34s %4d passed, %d failed, %d skipped' % (what, p, f, s))
     if failed:
+        for where, said in reasons.items():
+            print('why %s:' % where)
+            for l in said:
+                print('    ' + l)
         print('failed: ' + ', '.join(sorted(set(failed))))
     if times_file:
         print_times(times_file, args[0].partition(':')[0])
