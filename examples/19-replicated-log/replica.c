@@ -15,6 +15,13 @@
  * writer it checks the log again and reports what it holds. It serves
  * writers until SIGINT or SIGTERM, or N of them with --sessions N.
  *
+ * A writer cut off by a partition, or whose machine went down, sends no
+ * event, and a replica has nothing in flight that would time out: its
+ * connection stays open. So while a writer is connected, the replica
+ * still answers HELLOs, and a writer that proves the key takes over: the
+ * old connection is taken as gone and dropped, the log checked, and the
+ * new writer served (it catches the log up).
+ *
  * A writer gets the descriptors of the log -- RDMA write access to all of
  * it -- only once it has proven that it holds the pre-shared key of
  * --key FILE (the handshake of common.h), and only from an address that
@@ -75,12 +82,19 @@ static void on_signal(int sig)
 	}
 }
 
-enum wait_result { WAIT_ERROR = -1, WAIT_SIGNAL, WAIT_READY, WAIT_TIMEOUT };
+enum wait_result { WAIT_ERROR = -1, WAIT_SIGNAL, WAIT_READY, WAIT_OTHER, WAIT_TIMEOUT };
 
-/* waits until fd is readable, a signal comes or deadline_ms passes (0: never) */
-static enum wait_result wait_readable(int fd, uint64_t deadline_ms)
+/*
+ * waits until fd is readable (WAIT_READY), other is (WAIT_OTHER; -1: not
+ * watched), a signal comes or deadline_ms passes (0: never)
+ */
+static enum wait_result wait_readable(int fd, int other, uint64_t deadline_ms)
 {
-	struct pollfd pfd[2] = { { fd, POLLIN, 0 }, { signal_pipe[0], POLLIN, 0 } };
+	struct pollfd pfd[3] = {
+		{ fd, POLLIN, 0 },
+		{ signal_pipe[0], POLLIN, 0 },
+		{ other, POLLIN, 0 },
+	};
 
 	for (;;) {
 		int timeout = -1;
@@ -92,14 +106,18 @@ static enum wait_result wait_readable(int fd, uint64_t deadline_ms)
 				return WAIT_TIMEOUT;
 			timeout = (int)(deadline_ms - now);
 		}
-		int n = poll(pfd, 2, timeout);
+		int n = poll(pfd, other >= 0 ? 3 : 2, timeout);
 
 		if (n > 0)
 			break;
 		if (n < 0 && errno != EINTR)
 			return WAIT_ERROR;
 	}
-	return (pfd[1].revents & POLLIN) ? WAIT_SIGNAL : WAIT_READY;
+	if (pfd[1].revents & POLLIN)
+		return WAIT_SIGNAL;
+	if (pfd[0].revents)
+		return WAIT_READY;
+	return WAIT_OTHER;
 }
 
 /* "replica: refused ADDR: why", on standard output with the rest of the log */
@@ -217,6 +235,19 @@ enum outcome {
 	OUT_REFUSED, /* the peer did something wrong (logged); a HELLO's, or never set up */
 };
 
+/* a writer that has proven the key, before it is answered */
+struct writer_request {
+	struct rpma_conn_req *req;
+	uint8_t challenge[PSK_NONCE]; /* the writer's nonce of the PROVE */
+	uint8_t nonce[PSK_NONCE];     /* this replica's, of the HELLO */
+	char peer[INET6_ADDRSTRLEN + 32];
+};
+
+/* what a writer's connection watches besides itself: the listening endpoint */
+static struct rpma_ep *listener;
+static int listener_fd = -1;
+static struct rpma_conn_cfg *writer_cfg; /* NULL: the defaults, no GPSPM */
+
 /* a connection that is over, whatever state it is in */
 static void drop(struct rpma_conn **conn)
 {
@@ -224,13 +255,97 @@ static void drop(struct rpma_conn **conn)
 	(void)rpma_conn_delete(conn);
 }
 
+static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata *wp,
+			  const char *peer);
+
+enum taken {
+	TAKEN_NOTHING, /* refused (logged), or a HELLO answered */
+	TAKEN_SIGNAL,  /* a signal came: the replica stops */
+	TAKEN_WRITER,  /* *wr: a writer that proved the key, to be answered */
+};
+
+/*
+ * The next connection request of the listener: the address rules first,
+ * then a writer's HELLO (answered here) or PROVE (checked here)
+ */
+static enum taken take_request(struct writer_request *wr)
+{
+	struct rpma_conn_req *req = NULL;
+	int ret = rpma_ep_next_conn_req(listener, writer_cfg, &req);
+
+	if (ret) {
+		/*
+		 * The request is gone (rejected, if it came at all). A pause,
+		 * so that a failure that repeats is not a busy loop.
+		 */
+		report("replica", "rpma_ep_next_conn_req", ret);
+		poll(NULL, 0, 100);
+		return TAKEN_NOTHING;
+	}
+
+	/* who: the address rules come before anything is read */
+	struct sockaddr_storage ss;
+	bool have_addr = rpma_conn_req_get_peer_addr(req, &ss) == 0;
+
+	if (have_addr)
+		psk_addr_str(&ss, wr->peer, sizeof(wr->peer));
+	else
+		snprintf(wr->peer, sizeof(wr->peer), "(a peer of unknown address)");
+	if (nallow > 0 && (!have_addr || !psk_allowed(allow, nallow, &ss))) {
+		refused(wr->peer, "its address is outside every --allow rule");
+		rpma_conn_req_delete(&req);
+		return TAKEN_NOTHING;
+	}
+
+	/* what: a writer's HELLO or PROVE */
+	struct writer_pdata wp;
+	char why[160];
+	const char *problem = read_request(req, &wp, why, sizeof(why));
+
+	if (problem) {
+		refused(wr->peer, "%s", problem);
+		rpma_conn_req_delete(&req);
+		return TAKEN_NOTHING;
+	}
+	if (wp.step == STEP_HELLO)
+		return hello(&req, &wp, wr->peer) == OUT_SIGNAL ? TAKEN_SIGNAL : TAKEN_NOTHING;
+
+	/* PROVE: the challenge must be one of ours, unused, and in time */
+	uint8_t mac[PSK_MAC_SHORT];
+	int slot = psk_challenge_find(&challenges, wp.nonce, wr->nonce);
+
+	if (slot < 0) {
+		refused(wr->peer,
+			"it answered a challenge that this replica never gave, gave to "
+			"another HELLO already answered, or gave more than %d s ago",
+			PSK_CHALLENGE_TTL_S);
+		rpma_conn_req_delete(&req);
+		return TAKEN_NOTHING;
+	}
+	psk_client_mac(&key, PSK_LABEL, wp.nonce, wr->nonce, &wp, WRITER_PDATA_ASKED, mac);
+	if (!psk_equal(mac, wp.mac, PSK_MAC_SHORT)) {
+		refused(wr->peer, "its proof does not match this replica's key");
+		rpma_conn_req_delete(&req);
+		return TAKEN_NOTHING;
+	}
+	psk_challenge_forget(&challenges, slot);
+	memcpy(wr->challenge, wp.nonce, PSK_NONCE);
+	wr->req = req;
+	return TAKEN_WRITER;
+}
+
 /*
  * Accepts the request with answer, then follows the connection: it must be
  * set up within HANDSHAKE_DEADLINE_S seconds; a HELLO's must be closed by
- * then too, a writer's lasts as long as the writer wants.
+ * then too, a writer's lasts as long as the writer wants, or until
+ * another writer proves the key (*next, *have_next). A writer cut off by
+ * a partition, or whose machine went down, sends no event: the listener
+ * is watched meanwhile, and a writer that proves the key is taken as the
+ * one that is back (or that followed it); the old connection is dropped.
  */
 static enum outcome converse(struct rpma_conn_req **req, const void *answer, uint8_t len,
-			     const char *peer, bool is_hello)
+			     const char *peer, bool is_hello, struct writer_request *next,
+			     bool *have_next)
 {
 	struct rpma_conn_private_data pdata = { (void *)answer, len };
 	struct rpma_conn *conn = NULL;
@@ -252,11 +367,31 @@ static enum outcome converse(struct rpma_conn_req **req, const void *answer, uin
 		return OUT_REFUSED;
 	}
 	for (;;) {
-		enum wait_result w = wait_readable(fd, is_hello || !established ? deadline : 0);
+		bool writer_session = !is_hello && established;
+		enum wait_result w = wait_readable(fd, writer_session ? listener_fd : -1,
+						   writer_session ? 0 : deadline);
 
 		if (w == WAIT_SIGNAL) {
 			drop(&conn);
 			return OUT_SIGNAL;
+		}
+		if (w == WAIT_OTHER) {
+			enum taken t = take_request(next);
+
+			if (t == TAKEN_SIGNAL) {
+				drop(&conn);
+				return OUT_SIGNAL;
+			}
+			if (t == TAKEN_NOTHING)
+				continue;
+			printf("replica: a writer from %s proved the key while the connection of "
+			       "the writer from %s was open: that writer is taken as gone "
+			       "(cut off or down, it sent no event); disconnecting it\n",
+			       next->peer, peer);
+			fflush(stdout);
+			*have_next = true;
+			drop(&conn);
+			return OUT_DONE;
 		}
 		if (w == WAIT_TIMEOUT) {
 			if (established)
@@ -333,7 +468,7 @@ static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata 
 	psk_server_proof(&key, PSK_LABEL, wp->nonce, answer.challenge, answer.proof);
 	if (!same_key)
 		refused(peer, "it holds another key (its HELLO says so)");
-	return converse(req, &answer, sizeof(answer), peer, true);
+	return converse(req, &answer, sizeof(answer), peer, true, NULL, NULL);
 }
 
 static void print_usage(void)
@@ -425,6 +560,8 @@ int main(int argc, char *argv[])
 	struct rpma_peer_cfg *pcfg = NULL;
 	struct rpma_conn_cfg *cfg = NULL; /* NULL: the defaults, no GPSPM */
 	struct rpma_ep *ep = NULL;
+	struct writer_request next; /* a writer that came while another was connected */
+	bool have_next = false;
 
 	/* 1. the log: read back and checked, or new */
 	if (path) {
@@ -514,6 +651,9 @@ int main(int argc, char *argv[])
 		report("replica", "rpma_ep_get_fd", ret);
 		goto out_ep;
 	}
+	listener = ep;
+	listener_fd = ep_fd;
+	writer_cfg = cfg;
 	if (nallow > 0)
 		printf("replica: writers are let in from %d --allow %s only\n", nallow,
 		       nallow == 1 ? "rule" : "rules");
@@ -525,89 +665,40 @@ int main(int argc, char *argv[])
 	 * goes on: only a signal, --sessions or a damaged log stops it.
 	 */
 	for (int served = 0; sessions == 0 || served < sessions;) {
-		struct rpma_conn_req *req = NULL;
-		enum wait_result w = wait_readable(ep_fd, 0);
+		struct writer_request wr;
 
-		if (w == WAIT_SIGNAL)
-			break;
-		if (w == WAIT_ERROR) {
-			perror("replica: poll");
-			goto out_ep;
-		}
-		ret = rpma_ep_next_conn_req(ep, cfg, &req);
-		if (ret) {
-			/*
-			 * The request is gone (rejected, if it came at all). A
-			 * pause, so that a failure that repeats is not a busy loop.
-			 */
-			report("replica", "rpma_ep_next_conn_req", ret);
-			poll(NULL, 0, 100);
-			continue;
-		}
+		if (have_next) {
+			/* it proved the key while the previous writer's connection was open */
+			wr = next;
+			have_next = false;
+		} else {
+			enum wait_result w = wait_readable(ep_fd, -1, 0);
 
-		/* who: the address rules come before anything is read */
-		struct sockaddr_storage ss;
-		char peer_name[INET6_ADDRSTRLEN + 32];
-		bool have_addr = rpma_conn_req_get_peer_addr(req, &ss) == 0;
-
-		if (have_addr)
-			psk_addr_str(&ss, peer_name, sizeof(peer_name));
-		else
-			snprintf(peer_name, sizeof(peer_name), "(a peer of unknown address)");
-		if (nallow > 0 && (!have_addr || !psk_allowed(allow, nallow, &ss))) {
-			refused(peer_name, "its address is outside every --allow rule");
-			rpma_conn_req_delete(&req);
-			continue;
-		}
-
-		/* what: a writer's HELLO or PROVE */
-		struct writer_pdata wp;
-		char why[160];
-		const char *problem = read_request(req, &wp, why, sizeof(why));
-
-		if (problem) {
-			refused(peer_name, "%s", problem);
-			rpma_conn_req_delete(&req);
-			continue;
-		}
-		if (wp.step == STEP_HELLO) {
-			if (hello(&req, &wp, peer_name) == OUT_SIGNAL)
+			if (w == WAIT_SIGNAL)
 				break;
-			continue;
+			if (w == WAIT_ERROR) {
+				perror("replica: poll");
+				goto out_ep;
+			}
+			enum taken t = take_request(&wr);
+
+			if (t == TAKEN_SIGNAL)
+				break;
+			if (t == TAKEN_NOTHING)
+				continue;
 		}
 
-		/* PROVE: the challenge must be one of ours, unused, and in time */
-		uint8_t nonce[PSK_NONCE], mac[PSK_MAC_SHORT];
-
-		int slot = psk_challenge_find(&challenges, wp.nonce, nonce);
-
-		if (slot < 0) {
-			refused(peer_name,
-				"it answered a challenge that this replica never gave, gave to "
-				"another HELLO already answered, or gave more than %d s ago",
-				PSK_CHALLENGE_TTL_S);
-			rpma_conn_req_delete(&req);
-			continue;
-		}
-		psk_client_mac(&key, PSK_LABEL, wp.nonce, nonce, &wp, WRITER_PDATA_ASKED, mac);
-		if (!psk_equal(mac, wp.mac, PSK_MAC_SHORT)) {
-			refused(peer_name, "its proof does not match this replica's key");
-			rpma_conn_req_delete(&req);
-			continue;
-		}
-		psk_challenge_forget(&challenges, slot);
-
-		/* a writer that holds the key: the log is its */
+		/* a writer that holds the key: the log is its, as it is now */
 		uint8_t buf[PDATA_MAX];
 		uint8_t len = 0;
 
-		ret = make_pdata(&mem, mr, pcfg, cfg, wp.nonce, nonce, buf, &len);
+		ret = make_pdata(&mem, mr, pcfg, cfg, wr.challenge, wr.nonce, buf, &len);
 		if (ret) {
 			report("replica", "describing the log", ret);
-			rpma_conn_req_delete(&req);
+			rpma_conn_req_delete(&wr.req);
 			continue;
 		}
-		enum outcome out = converse(&req, buf, len, peer_name, false);
+		enum outcome out = converse(&wr.req, buf, len, wr.peer, false, &next, &have_next);
 
 		if (out == OUT_REFUSED)
 			continue; /* never set up: nothing was written */
@@ -630,6 +721,8 @@ int main(int argc, char *argv[])
 	status = 0;
 
 out_ep:
+	if (have_next)
+		rpma_conn_req_delete(&next.req);
 	rpma_ep_shutdown(&ep);
 out_mr:
 	rpma_conn_cfg_delete(&cfg);
