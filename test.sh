@@ -5,7 +5,7 @@
 # with warnings as errors, runs the unit, crash model, mutation, ABI, C++,
 # man page, rdma, oracle, interop, example and cluster suites (rdma, oracle,
 # interop and examples over soft RoCE and soft iWARP in a small VM when this
-# host has no RDMA device; cluster across two VMs), runs the
+# host has no RDMA device; cluster across two to five VMs), runs the
 # device-free suites once more under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the unit and C++ tests once more under
 # ThreadSanitizer (suite tsan), fuzzes the decoders of network bytes with

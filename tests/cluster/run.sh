@@ -124,6 +124,71 @@ case_ops_delay() {
 	cl_netem a off >/dev/null
 }
 
+# rxe_disorder: the requests a and b's rxe took twice, out of sequence or
+# answered with a sequence NAK, since they booted (0 on siw)
+rxe_disorder() {
+	[ "$provider" = rxe ] || {
+		echo 0
+		return
+	}
+	for m in a b; do
+		cl_on $m -- sh -c 'cd /sys/class/infiniband/rxe0/ports/1/hw_counters &&
+			cat duplicate_request out_of_seq_request rcvd_seq_err'
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# packets reordered (1 % of them overtake the 2 ms delay of the rest) and
+# duplicated (1 %), both ways: rxe answers a gap with a NAK and the sender
+# goes back to it, a duplicate is dropped by its sequence number; siw's TCP
+# sorts both out. Each NAK takes one of the 6 retries a request has (as on
+# any RoCE NIC), so heavy reordering ends a connection: RoCE wants a
+# network that keeps order.
+case_ops_reorder() {
+	run cl_netem a delay 2ms reorder 1% 50% duplicate 1% &&
+		run cl_netem b delay 2ms reorder 1% 50% duplicate 1%
+	local ok=1 before seen
+	before=$(rxe_disorder)
+	transfer 16M 14 64K || ok=0
+	cl_netem a off >/dev/null
+	cl_netem b off >/dev/null
+	if [ "$provider" = rxe ]; then
+		# the faults happened: rxe counted requests out of order and twice
+		seen=$(($(rxe_disorder) - before))
+		out+=$'\n'"rxe counted $seen requests duplicated, out of sequence or NAKed meanwhile"
+		[ "$seen" -gt 0 ] || ok=0
+	fi
+	[ $ok = 1 ] && pass "ops-16MiB-reorder-duplicate" || fail "ops-16MiB-reorder-duplicate"
+}
+
+# rpma-mirror (tools/rpma-mirror) from b into a's device DAX at 1 % loss
+# both ways: the copy is checked byte for byte by the client, and its
+# digest must be the one the server computes over its own memory
+case_mirror_loss() {
+	local ok=1 tool mine theirs
+	tool=$(cd "$builddir" && pwd)/tools/rpma-mirror/rpma-mirror
+	if [ ! -x "$tool" ]; then
+		out="$tool is not built (libsodium, libpmem2)"
+		fail "rpma-mirror-1pct-loss"
+		return
+	fi
+	port=$((port + 1))
+	give_key a && give_key b || ok=0
+	run cl_on b -- sh -c 'head -c 12M /dev/urandom >/tmp/mirror.src' || ok=0
+	run cl_netem a loss 1% && run cl_netem b loss 1% || ok=0
+	cl_start a mirror --timeout 660 -- "$tool" --serve --once -k /tmp/log.key "$(cl_addr a):$port" /dev/dax0.0
+	printed a mirror "serving" 30 || ok=0
+	# chunks of 64 KiB: at 1 % loss a 1 MiB message is seldom whole
+	run cl_on b --timeout 600 -- "$tool" -k /tmp/log.key --chunk 64K /tmp/mirror.src "$(cl_addr a):$port" || ok=0
+	run cl_wait a mirror 120 || ok=0
+	cl_netem a off >/dev/null
+	cl_netem b off >/dev/null
+	mine=$(sed -n 's/.*digest \([0-9a-f]\{64\}\) on both sides.*/\1/p' <<<"$out" | tail -n 1)
+	theirs=$(out_of a mirror | sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' | tail -n 1)
+	out+=$'\n'"digests: client ${mine:-(none)}, server ${theirs:-(none)}"
+	[ -n "$mine" ] && [ "$mine" = "$theirs" ] || ok=0
+	[ $ok = 1 ] && pass "rpma-mirror-1pct-loss" || fail "rpma-mirror-1pct-loss"
+}
+
 # killed_peer LIB: the server is SIGKILLed under a busy-polling 1.x client
 case_killed_peer() {
 	port=$((port + 1))
@@ -321,6 +386,80 @@ case_replicated_log() {
 	[ $ok = 1 ] && pass "$name" || fail "$name"
 }
 
+# examples/19-replicated-log, the writer on b, replicas on a and e: the
+# network between b and e is cut in the middle of a run. The writer
+# reports replica 2 within the bound and goes on with replica 1. Healed
+# once that writer has ended, replica 2 still holds the connection of a
+# writer that sent no event: the next writer must get through to it
+# (it proves the key, and the replica takes it as the one that is back),
+# catch it up, and the three logs end the same.
+case_replicated_log_partition() {
+	local ok=1 ex r1 r2 t0 dt w
+	ex=$(cd "$builddir" && pwd)/examples/19-replicated-log
+	local name=replicated-log-partition
+	if [ "$provider" = siw ]; then
+		skip "$name" "siw: a partition is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)"
+		return
+	fi
+	if [ ! -x "$ex/writer" ] || [ ! -x "$ex/replica" ]; then
+		out="$ex/writer and replica are not built (libsodium, libpmem2)"
+		fail "$name"
+		return
+	fi
+	cl_boot e || {
+		fail "$name"
+		return
+	}
+	r1=$(cl_addr a):7420 r2=$(cl_addr e):7420
+	give_key a && give_key b && give_key e || ok=0
+	cl_start a p1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7420 /dev/dax0.0
+	cl_start e p2 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr e)" 7420 /dev/dax0.0
+	printed a p1 "listening on" && printed e p2 "listening on" || ok=0
+	cl_start b pw1 --timeout 300 -- "$ex/writer" --key /tmp/log.key --new --log /dev/dax0.0 \
+		--records 3000 --size 200 --rate 1000 "$r1" "$r2"
+	if printed b pw1 "1200 of 3000 records acknowledged by 2 replicas"; then
+		t0=$(now)
+		cl_cut b e
+		printed b pw1 "replica 2 .* FAILED" 30 || ok=0
+		dt=$(elapsed "$t0")
+		out+=$'\n'"b and e cut apart; the writer reported replica 2 after $dt s (bound $BOUND_S s + $BOUND_SLACK_S s)"
+		awk -v t="$dt" -v l="$LIMIT" 'BEGIN { exit !(t <= l) }' || ok=0
+	else
+		out+=$'\n'"the writer did not get far enough to cut the network under it"
+		ok=0
+	fi
+	run cl_wait b pw1 300
+	[ $? = 3 ] || {
+		out+=$'\n'"the writer should have ended with status 3 (fewer replicas)"
+		ok=0
+	}
+	cl_heal b e
+	cl_start b pw2 --timeout 300 -- "$ex/writer" --key /tmp/log.key --log /dev/dax0.0 --records 100 \
+		--size 200 "$r1" "$r2"
+	run cl_wait b pw2 300 || ok=0
+	out_of b pw2 | grep -q "replica 2 .* lacks [0-9]* bytes of the log: they go first" || {
+		out+=$'\n'"replica 2 was not caught up"
+		ok=0
+	}
+	# how replica 2 learned that the first writer was gone
+	if out_of e p2 | grep -q "proved the key while the connection"; then
+		out+=$'\n'"replica 2 took the second writer as the first one back"
+	elif out_of e p2 | grep -q "the writer is gone\|the writer disconnected"; then
+		out+=$'\n'"replica 2 saw the first writer's connection end"
+	fi
+	w=$(out_of b pw2 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	cl_signal a p1 TERM >/dev/null
+	cl_signal e p2 TERM >/dev/null
+	run cl_wait a p1 30 || ok=0
+	run cl_wait e p2 30 || ok=0
+	r1=$(out_of a p1 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	r2=$(out_of e p2 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	out+=$'\n'"digests: writer $w, replica 1 $r1, replica 2 $r2"
+	[ -n "$w" ] && [ "$w" = "$r1" ] && [ "$w" = "$r2" ] || ok=0
+	cl_stop e
+	[ $ok = 1 ] && pass "$name" || fail "$name"
+}
+
 # Debian's librpma 1.x on one machine, this library on the other
 case_interop() {
 	local ok=1 crc src
@@ -350,8 +489,8 @@ case_interop() {
 	[ $ok = 1 ] && pass "interop-librpma-1x" || fail "interop-librpma-1x"
 }
 
-cases=(ops_128mib ops_loss ops_delay killed_peer partition_poll partition_wait power_loss interop hetero
-	replicated_log)
+cases=(ops_128mib ops_loss ops_delay ops_reorder killed_peer partition_poll partition_wait power_loss
+	interop hetero mirror_loss replicated_log_partition replicated_log)
 all=("${cases[@]}")
 case_partition_poll() { case_partition poll; }
 case_partition_wait() { case_partition wait; }
