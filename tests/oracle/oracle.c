@@ -82,6 +82,15 @@ struct shared {
 	atomic_ullong persist_calls;
 	/* records each thread has posted writes of, so far: older slots may be reused */
 	atomic_ullong written[MAX_POSTERS];
+	/*
+	 * the sends' credits: iWARP has no RNR retry, so a send that finds
+	 * no receive posted ends the connection (siw: TERMINATE, "invalid
+	 * MSN, no buffer"), the first sends too when they come before the
+	 * target has posted its receives. The client takes a ticket per send
+	 * and posts it only once the target has posted a receive for it.
+	 */
+	atomic_ullong send_tickets;
+	atomic_ullong recvs_posted;
 	atomic_bool done;
 };
 
@@ -267,6 +276,7 @@ static void server(void)
 		msgs_mr = t_mr_reg(peer, msgs, SERVER_RECVS * MSG_LEN, RPMA_MR_USAGE_RECV);
 		for (uintptr_t i = 0; i < SERVER_RECVS; i++)
 			T_OK(rpma_recv(conn, msgs_mr, i * MSG_LEN, MSG_LEN, (void *)i));
+		atomic_fetch_add(&sh->recvs_posted, SERVER_RECVS);
 	}
 
 	if (ORACLE_METHOD == METHOD_GPSPM_THREAD) {
@@ -302,6 +312,7 @@ static void server(void)
 				next_msg[p]++;
 			received++;
 			T_OK(rpma_recv(conn, msgs_mr, i * MSG_LEN, MSG_LEN, (void *)i));
+			atomic_fetch_add(&sh->recvs_posted, 1);
 		}
 		t_await('D');
 	}
@@ -667,6 +678,15 @@ static void *post_thread(void *arg)
 				       ctx_of(p, n)));
 			break;
 		case OP_SEND: {
+			const unsigned long long ticket = atomic_fetch_add(&sh->send_tickets, 1);
+			const long long credit_deadline = t_now_ms() + T_WAIT_MS;
+			while (ticket >= atomic_load(&sh->recvs_posted)) {
+				if (t_now_ms() > credit_deadline)
+					T_FAIL("thread %u: no receive posted for send %llu within "
+					       "%d ms",
+					       p, ticket, T_WAIT_MS);
+				sched_yield();
+			}
 			unsigned char *m = ps->sink + 64 + (n % WINDOW) * MSG_LEN;
 			static atomic_ullong sent[MAX_POSTERS];
 			const unsigned long long word =
