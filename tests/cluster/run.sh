@@ -309,6 +309,43 @@ give_key() {
 	cl_on "$1" -- bash -c "umask 077 && printf '$LOG_KEY' >/tmp/log.key"
 }
 
+# log_machines NAME WHY_SIW: what the replicated log's cases need: the
+# example built ($ex) and e booted. Status 1 when the case NAME has been
+# reported already: skipped on siw (for WHY_SIW), or failed
+log_machines() {
+	ex=$(cd "$builddir" && pwd)/examples/19-replicated-log
+	if [ "$provider" = siw ]; then
+		skip "$1" "siw: $2"
+		return 1
+	fi
+	if [ ! -x "$ex/writer" ] || [ ! -x "$ex/replica" ]; then
+		out="$ex/writer and replica are not built (libsodium, libpmem2)"
+		fail "$1"
+		return 1
+	fi
+	cl_boot e || {
+		fail "$1"
+		return 1
+	}
+}
+
+# log_digests WRITER_DIGEST R1_ID R2_ID: the replicas started as R1_ID on a
+# and R2_ID on e stopped (SIGTERM); status 0 when each ended and printed
+# the writer's digest last. Stops e.
+log_digests() {
+	local w=$1 r1 r2 status=0
+	cl_signal a "$2" TERM >/dev/null
+	cl_signal e "$3" TERM >/dev/null
+	run cl_wait a "$2" 30 || status=1
+	run cl_wait e "$3" 30 || status=1
+	r1=$(out_of a "$2" | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	r2=$(out_of e "$3" | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
+	out+=$'\n'"digests: writer $w, replica 1 $r1, replica 2 $r2"
+	[ -n "$w" ] && [ "$w" = "$r1" ] && [ "$w" = "$r2" ] || status=1
+	cl_stop e
+	return $status
+}
+
 # examples/19-replicated-log on three machines: the writer on b, replicas on
 # a and e. Replica 2's machine loses power in the middle of a run: the
 # writer reports it within the bound and goes on with replica 1; booted
@@ -316,22 +353,10 @@ give_key() {
 # durable, checksums good; the next writer run catches it up, and the three
 # logs end the same
 case_replicated_log() {
-	local ok=1 ex w r1 r2 t0 dt held before after d
-	ex=$(cd "$builddir" && pwd)/examples/19-replicated-log
+	local ok=1 ex w r1 r2 t0 dt held before after
 	local name=replicated-log-power-loss
-	if [ "$provider" = siw ]; then
-		skip "$name" "siw: a machine that vanishes is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)"
+	log_machines "$name" "a machine that vanishes is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)" ||
 		return
-	fi
-	if [ ! -x "$ex/writer" ] || [ ! -x "$ex/replica" ]; then
-		out="$ex/writer and replica are not built (libsodium, libpmem2)"
-		fail "$name"
-		return
-	fi
-	cl_boot e || {
-		fail "$name"
-		return
-	}
 	w=$(cl_addr b) r1=$(cl_addr a):7419 r2=$(cl_addr e):7419
 	give_key a && give_key b && give_key e || ok=0
 	cl_start a r1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7419 /dev/dax0.0
@@ -374,15 +399,7 @@ case_replicated_log() {
 		--size 200 "$r1" "$r2"
 	run cl_wait b w3 300 || ok=0
 	w=$(out_of b w3 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
-	cl_signal a r1 TERM >/dev/null
-	cl_signal e r2b TERM >/dev/null
-	run cl_wait a r1 30 || ok=0
-	run cl_wait e r2b 30 || ok=0
-	r1=$(out_of a r1 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
-	r2=$(out_of e r2b | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
-	out+=$'\n'"digests: writer $w, replica 1 $r1, replica 2 $r2"
-	[ -n "$w" ] && [ "$w" = "$r1" ] && [ "$w" = "$r2" ] || ok=0
-	cl_stop e
+	log_digests "$w" r1 r2b || ok=0
 	[ $ok = 1 ] && pass "$name" || fail "$name"
 }
 
@@ -395,21 +412,9 @@ case_replicated_log() {
 # catch it up, and the three logs end the same.
 case_replicated_log_partition() {
 	local ok=1 ex r1 r2 t0 dt w
-	ex=$(cd "$builddir" && pwd)/examples/19-replicated-log
 	local name=replicated-log-partition
-	if [ "$provider" = siw ]; then
-		skip "$name" "siw: a partition is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)"
+	log_machines "$name" "a partition is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)" ||
 		return
-	fi
-	if [ ! -x "$ex/writer" ] || [ ! -x "$ex/replica" ]; then
-		out="$ex/writer and replica are not built (libsodium, libpmem2)"
-		fail "$name"
-		return
-	fi
-	cl_boot e || {
-		fail "$name"
-		return
-	}
 	r1=$(cl_addr a):7420 r2=$(cl_addr e):7420
 	give_key a && give_key b && give_key e || ok=0
 	cl_start a p1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7420 /dev/dax0.0
@@ -448,15 +453,7 @@ case_replicated_log_partition() {
 		out+=$'\n'"replica 2 saw the first writer's connection end"
 	fi
 	w=$(out_of b pw2 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
-	cl_signal a p1 TERM >/dev/null
-	cl_signal e p2 TERM >/dev/null
-	run cl_wait a p1 30 || ok=0
-	run cl_wait e p2 30 || ok=0
-	r1=$(out_of a p1 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
-	r2=$(out_of e p2 | sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' | tail -n 1)
-	out+=$'\n'"digests: writer $w, replica 1 $r1, replica 2 $r2"
-	[ -n "$w" ] && [ "$w" = "$r1" ] && [ "$w" = "$r2" ] || ok=0
-	cl_stop e
+	log_digests "$w" p1 p2 || ok=0
 	[ $ok = 1 ] && pass "$name" || fail "$name"
 }
 
