@@ -35,6 +35,8 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	conn->peer = peer;
 	conn->id = id;
 	conn->queues = queues;
+	conn->read_fenced = peer->iwarp;
+	conn->app_qp = queues.gpspm_mode == RPMA_GPSPM_THREAD ? nullptr : id->qp;
 	/* waits on the connection's CQs watch its events */
 	const uint32_t qp_num = id->qp ? id->qp->qp_num : 0;
 	if (queues.cq)
@@ -66,10 +68,12 @@ flush_capabilities rpma::conn_flush_capabilities(const rpma_conn *conn)
 void rpma::conn_refresh_flush_methods(rpma_conn *conn)
 {
 	const flush_capabilities caps = conn_flush_capabilities(conn);
+	/* the application may post nothing where the GPSPM thread serves (conn_takes_posts) */
+	const bool takes_posts = conn->queues.gpspm_mode != RPMA_GPSPM_THREAD;
 	const rpma_flush_type types[] = { RPMA_FLUSH_TYPE_PERSISTENT, RPMA_FLUSH_TYPE_VISIBILITY };
 	for (rpma_flush_type type : types)
-		conn->usable_flush_methods[type].store(usable_flush_methods(caps, type),
-						       std::memory_order_relaxed);
+		conn->usable_flush_methods[type].store(
+		    takes_posts ? usable_flush_methods(caps, type) : 0, std::memory_order_relaxed);
 }
 
 extern "C" {

@@ -30,6 +30,13 @@ struct rpma_peer;
 struct rpma_conn {
 	rpma_peer *peer;
 	rdma_cm_id *id;
+	/*
+	 * The QP the application's operations are posted on: id->qp, one load
+	 * nearer; NULL on a connection the GPSPM thread serves, where the
+	 * application may post nothing (conn_takes_posts), so that the data
+	 * path's test of it is that check too.
+	 */
+	ibv_qp *app_qp;
 	rpma::conn_queues queues;
 	rpma::conn_events events;
 
@@ -40,9 +47,16 @@ struct rpma_conn {
 	 * rpma_flush_type: from its device, the target's peer configuration
 	 * and GPSPM's agreement, set when the connection is made and when a
 	 * peer configuration is applied (conn_refresh_flush_methods), so that
-	 * a flush only ands them with the region's offer.
+	 * a flush only ands them with the region's offer. None on a
+	 * connection the GPSPM thread serves, where the application may post
+	 * nothing: its flushes take the checked path, which says so.
 	 */
 	std::atomic<uint8_t> usable_flush_methods[2]{ { 0 }, { 0 } };
+	/*
+	 * iWARP (peer->iwarp, one load nearer): a read-after-write flush's
+	 * read is followed by a fenced write (flush.cpp's fence_read).
+	 */
+	bool read_fenced = false;
 
 	/*
 	 * Posts chain, which ends with flush_read, a read-after-write flush
@@ -65,7 +79,7 @@ struct rpma_conn {
 	int post_send(ibv_send_wr *wr)
 	{
 		ibv_send_wr *bad_wr;
-		const int ret = rpma::verbs::post_send(id->qp, wr, &bad_wr);
+		const int ret = rpma::verbs::post_send(app_qp, wr, &bad_wr);
 		if (__builtin_expect(ret != 0, 0))
 			return rpma::post_failed(ret, "ibv_post_send");
 		return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn_post.cpp -- the data path: one-sided operations, messages, atomic
- * writes, flushes and batches, each one work request list and one doorbell
+ * writes and batches, each one work request list and one doorbell (flushes:
+ * conn_post_flush.cpp)
  *
  * Nothing here allocates or takes a lock: the work requests live on the
  * caller's stack (post.hpp), and the flush slots are claimed lock-free.
@@ -18,6 +19,7 @@
 #include "mr.hpp"
 #include "peer.hpp"
 #include "post.hpp"
+#include "conn_post.hpp"
 #include "verbs/verbs.hpp"
 
 using namespace rpma;
@@ -77,26 +79,32 @@ static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 }
 
 /*
- * A one-sided operation between two regions, as the data path makes it:
- * every check in one expression, then the fields a provider reads of an
- * RDMA read or write filled (nothing else of the 128-byte work request is
- * read for these opcodes). False when a check fails or there is no region
- * (a zero-length operation): one_sided_prepare() then says what is wrong,
- * or makes the empty operation.
+ * Whether a one-sided operation between two regions passes every check of
+ * one_sided_prepare(): all in one expression, as the data path makes them.
+ * False also when there is no region (a zero-length operation):
+ * one_sided_prepare() then makes the empty operation.
  */
 [[gnu::always_inline]] static inline bool
-fill_one_sided(const rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
-	       const rpma_mr_remote *remote, size_t remote_offset, size_t len, unsigned send_flags,
-	       ibv_wr_opcode opcode, uint32_t imm, const void *op_context, ibv_send_wr *wr,
-	       ibv_sge *sge)
+one_sided_fits(const rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+	       const rpma_mr_remote *remote, size_t remote_offset, size_t len, ibv_wr_opcode opcode)
 {
-	if (__builtin_expect(local == nullptr || remote == nullptr ||
-				 (opcode == IBV_WR_RDMA_WRITE_WITH_IMM &&
-				  conn->queues.gpspm_mode != RPMA_GPSPM_DISABLED) ||
-				 !range_fits(local->mr->length, local_offset, len) ||
-				 len > UINT32_MAX || !range_fits(remote->size, remote_offset, len),
-			     0))
-		return false;
+	return local != nullptr && remote != nullptr &&
+	       (opcode != IBV_WR_RDMA_WRITE_WITH_IMM ||
+		conn->queues.gpspm_mode == RPMA_GPSPM_DISABLED) &&
+	       range_fits(local->mr->length, local_offset, len) && len <= UINT32_MAX &&
+	       range_fits(remote->size, remote_offset, len);
+}
+
+/*
+ * The fields a provider reads of an RDMA read or write, filled (nothing
+ * else of the 128-byte work request is read for these opcodes), for an
+ * operation one_sided_fits().
+ */
+[[gnu::always_inline]] static inline void
+fill_one_sided(const rpma_mr_local *local, size_t local_offset, const rpma_mr_remote *remote,
+	       size_t remote_offset, size_t len, unsigned send_flags, ibv_wr_opcode opcode,
+	       uint32_t imm, const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
+{
 	sge->addr = reinterpret_cast<uintptr_t>(local->mr->addr) + local_offset;
 	sge->length = static_cast<uint32_t>(len);
 	sge->lkey = local->mr->lkey;
@@ -109,10 +117,9 @@ fill_one_sided(const rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 	wr->imm_data = htonl(imm);
 	wr->wr.rdma.remote_addr = remote->raddr + remote_offset;
 	wr->wr.rdma.rkey = remote->rkey;
-	return true;
 }
 
-/* rpma_read, rpma_write, rpma_write_with_imm: checked, filled, posted */
+/* A one-sided operation that one_sided_fits(), filled on the stack and posted */
 [[gnu::always_inline]] static inline int
 post_one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
 	       const rpma_mr_remote *remote, size_t remote_offset, size_t len, int flags,
@@ -120,14 +127,47 @@ post_one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
 {
 	ibv_sge sge;
 	ibv_send_wr wr;
-	if (__builtin_expect(
-		conn == nullptr || flags == 0 || conn->queues.gpspm_mode == RPMA_GPSPM_THREAD ||
-		    !fill_one_sided(conn, local, local_offset, remote, remote_offset, len,
-				    send_flags_of(flags), opcode, imm, op_context, &wr, &sge),
-		0))
-		return one_sided(conn, local, local_offset, remote, remote_offset, len, flags,
-				 opcode, imm, op_context);
+	fill_one_sided(local, local_offset, remote, remote_offset, len, send_flags_of(flags),
+		       opcode, imm, op_context, &wr, &sge);
 	return conn->post_send(&wr);
+}
+
+/*
+ * rpma_read() and rpma_write() are their checks, then a jump: to the
+ * function that fills and posts (the only one with a frame), or to the
+ * checked path, which says what is wrong. Both take the public function's
+ * parameters as they are, so that the jump moves none.
+ */
+RPMA_JUMP_TARGET static int read_post(rpma_conn *conn, rpma_mr_local *dst, size_t dst_offset,
+				      const rpma_mr_remote *src, size_t src_offset, size_t len,
+				      int flags, const void *op_context)
+{
+	return post_one_sided(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_READ,
+			      0, op_context);
+}
+
+RPMA_JUMP_TARGET static int write_post(rpma_conn *conn, rpma_mr_remote *dst, size_t dst_offset,
+				       const rpma_mr_local *src, size_t src_offset, size_t len,
+				       int flags, const void *op_context)
+{
+	return post_one_sided(conn, src, src_offset, dst, dst_offset, len, flags, IBV_WR_RDMA_WRITE,
+			      0, op_context);
+}
+
+RPMA_JUMP_TARGET static int read_checked(rpma_conn *conn, rpma_mr_local *dst, size_t dst_offset,
+					 const rpma_mr_remote *src, size_t src_offset, size_t len,
+					 int flags, const void *op_context)
+{
+	return one_sided(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_READ, 0,
+			 op_context);
+}
+
+RPMA_JUMP_TARGET static int write_checked(rpma_conn *conn, rpma_mr_remote *dst, size_t dst_offset,
+					  const rpma_mr_local *src, size_t src_offset, size_t len,
+					  int flags, const void *op_context)
+{
+	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags, IBV_WR_RDMA_WRITE, 0,
+			 op_context);
 }
 
 static int send_prepare(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_t len,
@@ -160,65 +200,6 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 	return conn->post_send(&wr);
 }
 
-/* RPMA_E_NOSUPP for a flush no method carries, with the reason logged. */
-[[gnu::cold]] [[gnu::noinline]] static int
-flush_refused(const rpma_conn *conn, const rpma_mr_remote *dst, rpma_flush_type type)
-{
-	const char *why = "no method carries it";
-	(void)choose_flush_method(conn_flush_capabilities(conn), dst, type, &why);
-	RPMA_LOG_ERROR("%s", why);
-	return RPMA_E_NOSUPP;
-}
-
-/*
- * Makes a flush of [offset, offset + len) of dst ready to post by method,
- * the one pick_flush_method() gave for the connection and type: claims
- * its slot (and for GPSPM its place in the flow control). RPMA_E_NOSUPP,
- * with the reason logged, when no method carries it.
- */
-[[gnu::always_inline]] static inline int flush_prepare(rpma_conn *conn, rpma_flush_method method,
-						       const rpma_mr_remote *dst, size_t offset,
-						       size_t len, rpma_flush_type type,
-						       unsigned send_flags, const void *op_context,
-						       prepared_wr *p)
-{
-	conn_flush *flush = conn->queues.flush;
-	p->native.placement = 0;
-	switch (method) {
-	case RPMA_FLUSH_METHOD_NATIVE:
-		return flush_native_prepare(flush, dst, offset, len, type, send_flags, op_context,
-					    p);
-	case RPMA_FLUSH_METHOD_READ_AFTER_WRITE:
-		return flush_read_after_write_prepare(flush, conn->peer->iwarp, dst, offset, len,
-						      send_flags, op_context, p);
-	case RPMA_FLUSH_METHOD_GPSPM:
-		return gpspm_flush_prepare(conn->queues.gpspm, flush, dst, offset, len, send_flags,
-					   op_context, p);
-	default:
-		return flush_refused(conn, dst, type);
-	}
-}
-
-/* The method of a flush of type to dst on conn: pick_flush_method(), inline. */
-[[gnu::always_inline]] static inline rpma_flush_method
-flush_method_of(const rpma_conn *conn, const rpma_mr_remote *dst, rpma_flush_type type)
-{
-	return pick_flush_method(conn->usable_flush_methods[type].load(std::memory_order_relaxed),
-				 dst, type);
-}
-
-/* Gives back what a prepared work request holds, when it was not posted. */
-static void flush_unprepare(rpma_conn *conn, prepared_wr *p)
-{
-	if (p->slot == nullptr)
-		return;
-	if ((p->slot->state.load(std::memory_order_relaxed) & FLUSH_SLOT_GPSPM) &&
-	    conn->queues.gpspm)
-		gpspm_forget(conn->queues.gpspm, 1);
-	conn->queues.flush->release(p->slot);
-	p->slot = nullptr;
-}
-
 /*
  * The value a C caller stored in an enum field, read as the int it is: an
  * enum object of C++ holding a value none of its enumerators can reach
@@ -245,20 +226,26 @@ template <typename Enum> static int stored_value(const Enum &field)
 	switch (kind) {
 	case RPMA_OP_READ:
 		RPMA_CHECK_ARG(!op.with_imm);
-		if (fill_one_sided(conn, op.local, op.local_offset, op.remote, op.remote_offset,
-				   op.len, send_flags, IBV_WR_RDMA_READ, 0, op.op_context, &p->wr,
-				   &p->sge))
+		if (one_sided_fits(conn, op.local, op.local_offset, op.remote, op.remote_offset,
+				   op.len, IBV_WR_RDMA_READ)) {
+			fill_one_sided(op.local, op.local_offset, op.remote, op.remote_offset,
+				       op.len, send_flags, IBV_WR_RDMA_READ, 0, op.op_context,
+				       &p->wr, &p->sge);
 			return 0;
+		}
 		return one_sided_prepare(conn, op.local, op.local_offset, op.remote,
 					 op.remote_offset, op.len, send_flags, IBV_WR_RDMA_READ, 0,
 					 op.op_context, &p->wr, &p->sge);
 	case RPMA_OP_WRITE: {
 		const ibv_wr_opcode opcode =
 		    op.with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-		if (fill_one_sided(conn, op.local, op.local_offset, op.remote, op.remote_offset,
-				   op.len, send_flags, opcode, op.imm, op.op_context, &p->wr,
-				   &p->sge))
+		if (one_sided_fits(conn, op.local, op.local_offset, op.remote, op.remote_offset,
+				   op.len, opcode)) {
+			fill_one_sided(op.local, op.local_offset, op.remote, op.remote_offset,
+				       op.len, send_flags, opcode, op.imm, op.op_context, &p->wr,
+				       &p->sge);
 			return 0;
+		}
 		return one_sided_prepare(conn, op.local, op.local_offset, op.remote,
 					 op.remote_offset, op.len, send_flags, opcode, op.imm,
 					 op.op_context, &p->wr, &p->sge);
@@ -285,87 +272,44 @@ template <typename Enum> static int stored_value(const Enum &field)
 	}
 }
 
-/* A checked flush, made ready and posted; its slot given back if the post fails. */
-[[gnu::always_inline]] static inline int flush_post(rpma_conn *conn, rpma_flush_method method,
-						    const rpma_mr_remote *dst, size_t offset,
-						    size_t len, rpma_flush_type type,
-						    unsigned send_flags, const void *op_context)
-{
-	prepared_wr p;
-	int ret = flush_prepare(conn, method, dst, offset, len, type, send_flags, op_context, &p);
-	if (__builtin_expect(ret != 0, 0))
-		return ret;
-	if (__builtin_expect(p.native.placement != 0, 0)) {
-		ret = verbs::post_send_ex(conn->id->qp, &p.wr, &p.native);
-		if (ret)
-			ret = post_failed(ret, "ibv_wr_flush");
-	} else {
-		ret = conn->post_send(&p.wr);
-	}
-	if (__builtin_expect(ret != 0, 0))
-		flush_unprepare(conn, &p);
-	return ret;
-}
-
-/* rpma_flush() with every check that can fail spelled out: what is wrong is logged */
-[[gnu::noinline]] static int flush_checked(rpma_conn *conn, rpma_mr_remote *dst, size_t dst_offset,
-					   size_t len, rpma_flush_type type, int flags,
-					   const void *op_context)
-{
-	unsigned send_flags;
-	RPMA_CHECK_ARG(conn != nullptr);
-	RPMA_CHECK_ARG(dst != nullptr);
-	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
-	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
-	RPMA_CHECK_ARG(range_fits(dst->size, dst_offset, len));
-	RPMA_CHECK_ARG(conn_takes_posts(conn));
-
-	return flush_post(conn, flush_method_of(conn, dst, type), dst, dst_offset, len, type,
-			  send_flags, op_context);
-}
-
-/*
- * What nearly every flush of a data path is: a signaled read-after-write
- * flush, not on iWARP (no fence). Its read filled on the stack, its slot
- * claimed, one post; the slot given back if the post fails.
- */
-[[gnu::always_inline]] static inline int flush_read_after_write_signaled(rpma_conn *conn,
-									 const rpma_mr_remote *dst,
-									 size_t offset, size_t len,
-									 const void *op_context)
-{
-	ibv_sge sge;
-	ibv_send_wr wr;
-	if (__builtin_expect(
-		!read_after_write_fill(conn->queues.flush, dst, offset, len, &wr, &sge), 0))
-		return flush_of_empty_region();
-	return conn->post_signaled_flush(&wr, &wr, op_context);
-}
-
 extern "C" {
 
 int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset,
 	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
 	      const void *op_context)
 {
-	return post_one_sided(conn, dst, dst_offset, src, src_offset, len, flags, IBV_WR_RDMA_READ,
-			      0, op_context);
+	if (__builtin_expect(
+		conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
+		    one_sided_fits(conn, dst, dst_offset, src, src_offset, len, IBV_WR_RDMA_READ),
+		1))
+		return read_post(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
+	return read_checked(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
 }
 
 int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 	       const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 	       const void *op_context)
 {
-	return post_one_sided(conn, src, src_offset, dst, dst_offset, len, flags, IBV_WR_RDMA_WRITE,
-			      0, op_context);
+	if (__builtin_expect(
+		conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
+		    one_sided_fits(conn, src, src_offset, dst, dst_offset, len, IBV_WR_RDMA_WRITE),
+		1))
+		return write_post(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
+	return write_checked(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
 }
 
 int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 			const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 			uint32_t imm, const void *op_context)
 {
-	return post_one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
-			      IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
+	if (__builtin_expect(conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
+				 one_sided_fits(conn, src, src_offset, dst, dst_offset, len,
+						IBV_WR_RDMA_WRITE_WITH_IMM),
+			     1))
+		return post_one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
+				      IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
+	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
+			 IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
 }
 
 int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
@@ -408,7 +352,7 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	 */
 	if ((conn->peer->native & verbs::NATIVE_ATOMIC_WRITE) &&
 	    (remote_flush_methods(dst) & METHOD_NATIVE_ATOMIC_WRITE)) {
-		ret = verbs::post_atomic_write(conn->id->qp, wr_id_of(op_context), send_flags, rkey,
+		ret = verbs::post_atomic_write(conn->app_qp, wr_id_of(op_context), send_flags, rkey,
 					       raddr, src);
 		if (ret)
 			return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_wr_atomic_write");
@@ -426,27 +370,6 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	return conn->post_send(&wr);
 }
 
-int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset, size_t len,
-	       enum rpma_flush_type type, int flags, const void *op_context)
-{
-	/* the checks of flush_checked(), in one expression: every flush makes them */
-	if (__builtin_expect(
-		conn == nullptr || dst == nullptr || flags == 0 ||
-		    (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY) ||
-		    !range_fits(dst->size, dst_offset, len) ||
-		    conn->queues.gpspm_mode == RPMA_GPSPM_THREAD,
-		0))
-		return flush_checked(conn, dst, dst_offset, len, type, flags, op_context);
-
-	const rpma_flush_method method = flush_method_of(conn, dst, type);
-	if (__builtin_expect(method == RPMA_FLUSH_METHOD_READ_AFTER_WRITE &&
-				 send_flags_of(flags) == IBV_SEND_SIGNALED && !conn->peer->iwarp,
-			     1))
-		return flush_read_after_write_signaled(conn, dst, dst_offset, len, op_context);
-	return flush_post(conn, method, dst, dst_offset, len, type, send_flags_of(flags),
-			  op_context);
-}
-
 /*
  * Posts a prepared batch that holds a native flush: through the ibv_qp_ex
  * work-request API, which can say what a flush needs and ibv_post_send
@@ -457,7 +380,7 @@ static int post_batch_ex(rpma_conn *conn, prepared_wr *batch, int count, int *fa
 	verbs::native_flush_wr native[RPMA_BATCH_MAX];
 	for (int i = 0; i < count; i++)
 		native[i] = batch[i].native;
-	int ret = verbs::post_send_ex(conn->id->qp, &batch[0].wr, native);
+	int ret = verbs::post_send_ex(conn->app_qp, &batch[0].wr, native);
 	if (ret == 0)
 		return 0;
 	for (int i = 0; i < count; i++)
@@ -502,7 +425,7 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 
 	/* one chain, one doorbell */
 	ibv_send_wr *bad_wr = nullptr;
-	int ret = verbs::post_send(conn->id->qp, &batch[0].wr, &bad_wr);
+	int ret = verbs::post_send(conn->app_qp, &batch[0].wr, &bad_wr);
 	if (ret == 0)
 		return 0;
 	int first_unposted = 0;
@@ -518,19 +441,6 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 	if (failed)
 		*failed = first_unposted;
 	return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
-}
-
-int rpma_conn_get_flush_method(const struct rpma_conn *conn, const struct rpma_mr_remote *dst,
-			       enum rpma_flush_type type, enum rpma_flush_method *method)
-{
-	RPMA_CHECK_ARG(conn != nullptr);
-	RPMA_CHECK_ARG(dst != nullptr);
-	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
-	RPMA_CHECK_ARG(method != nullptr);
-
-	const char *why = nullptr;
-	*method = choose_flush_method(conn_flush_capabilities(conn), dst, type, &why);
-	return *method == RPMA_FLUSH_METHOD_NONE ? RPMA_E_NOSUPP : 0;
 }
 
 int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
@@ -556,7 +466,7 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, 
 	if (ret)
 		return ret;
 	ibv_recv_wr *bad_wr;
-	ret = verbs::post_recv(conn->id->qp, &wr, &bad_wr);
+	ret = verbs::post_recv(conn->app_qp, &wr, &bad_wr);
 	if (ret)
 		return RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_recv");
 	return 0;

@@ -52,18 +52,8 @@ int flush_native_prepare(conn_flush *flush, const rpma_mr_remote *dst, size_t of
 			 rpma_flush_type type, unsigned send_flags, const void *op_context,
 			 prepared_wr *p)
 {
-	/* a FLUSH names its range with a 32-bit length (its RETH) */
-	const bool whole_region = len > UINT32_MAX;
-	p->native.placement = type == RPMA_FLUSH_TYPE_PERSISTENT ? verbs::NATIVE_FLUSH_PERSISTENT
-								 : verbs::NATIVE_FLUSH_GLOBAL;
-	p->native.whole_region = whole_region;
-	p->native.len = whole_region ? 0 : static_cast<uint32_t>(len);
-
 	p->wr = ibv_send_wr{};
-	p->wr.wr.rdma.remote_addr = whole_region ? dst->raddr : dst->raddr + offset;
-	p->wr.wr.rdma.rkey = dst->rkey;
-	/* no opcode of ibv_send_wr is a flush: native.placement says what this is */
-	p->wr.opcode = IBV_WR_RDMA_READ;
+	native_flush_fill(dst, offset, len, type, &p->wr, &p->native);
 	return flush_track(flush, send_flags, op_context, p);
 }
 

@@ -49,6 +49,18 @@ inline flush_slot *flush_claim_signaled(conn_flush *flush, const void *op_contex
 	return slot;
 }
 
+/* flush_claim_signaled() without the search: NULL when the next slot is taken */
+inline flush_slot *flush_claim_next_signaled(conn_flush *flush, const void *op_context,
+					     ibv_send_wr *wr)
+{
+	flush_slot *slot = flush->claim_next(op_context, true, 0);
+	if (__builtin_expect(slot != nullptr, 1)) {
+		wr->wr_id = flush->wr_id_of(slot);
+		wr->send_flags = IBV_SEND_SIGNALED;
+	}
+	return slot;
+}
+
 /*
  * What every read-after-write or native flush does last: a signaled one
  * claims a slot, whose address becomes its wr_id; an unsignaled one is
@@ -77,7 +89,8 @@ inline int flush_track(conn_flush *flush, unsigned send_flags, const void *op_co
  * persistent; otherwise visible to the target's CPU.
  *
  * Fills the read of [offset, offset + len) of dst into wr and sge, all but
- * its wr_id and send_flags; false for a region of 0 bytes.
+ * its wr_id and send_flags; false for a region of 0 bytes. The range lies
+ * within the region (every caller checked it).
  */
 inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote *dst, size_t offset,
 				  size_t len, ibv_send_wr *wr, ibv_sge *sge)
@@ -85,19 +98,23 @@ inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote 
 	/*
 	 * A few bytes are enough to order the read behind the writes; they are
 	 * taken from inside the flushed range, which the target registered for
-	 * remote read. Never none: a zero-length read need not touch the
-	 * target's memory, so it would not push the earlier writes anywhere.
-	 * An empty range at the very end of the region reads the byte before.
+	 * remote read.
 	 */
-	const uint64_t size = dst->size;
-	if (__builtin_expect(size == 0, 0))
-		return false;
-	const size_t read_offset = offset < size ? offset : size - 1;
+	size_t read_offset = offset;
 	size_t read_len = len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE;
-	if (read_len == 0)
+	if (__builtin_expect(len == 0, 0)) {
+		/*
+		 * Never none: a zero-length read need not touch the target's
+		 * memory, so it would not push the earlier writes anywhere. An
+		 * empty range at the very end of the region reads the byte
+		 * before.
+		 */
+		const uint64_t size = dst->size;
+		if (size == 0)
+			return false;
+		read_offset = offset < size ? offset : size - 1;
 		read_len = 1;
-	if (read_len > size - read_offset)
-		read_len = size - read_offset;
+	}
 
 	sge->addr = reinterpret_cast<uintptr_t>(flush->sink);
 	sge->length = static_cast<uint32_t>(read_len);
@@ -127,10 +144,36 @@ inline int flush_read_after_write_prepare(conn_flush *flush, bool iwarp, const r
 }
 
 /*
+ * The native flush's work request, all but its wr_id and send_flags: the
+ * fields verbs::post_send_ex() reads of a native flush (nothing else is
+ * cleared). A range longer than a FLUSH can name (its RETH's 32-bit
+ * length) flushes the whole region, which covers it.
+ */
+inline void native_flush_fill(const rpma_mr_remote *dst, size_t offset, size_t len,
+			      rpma_flush_type type, ibv_send_wr *wr, verbs::native_flush_wr *native)
+{
+	native->placement = type == RPMA_FLUSH_TYPE_PERSISTENT ? verbs::NATIVE_FLUSH_PERSISTENT
+							       : verbs::NATIVE_FLUSH_GLOBAL;
+	if (__builtin_expect((len >> 32) == 0, 1)) {
+		native->whole_region = false;
+		native->len = static_cast<uint32_t>(len);
+		wr->wr.rdma.remote_addr = dst->raddr + offset;
+	} else {
+		native->whole_region = true;
+		native->len = 0;
+		wr->wr.rdma.remote_addr = dst->raddr;
+	}
+	wr->next = nullptr;
+	wr->wr.rdma.rkey = dst->rkey;
+	/* no opcode of ibv_send_wr is a flush: native->placement says what this is */
+	wr->opcode = IBV_WR_RDMA_READ;
+}
+
+/*
  * The native flush: the RDMA FLUSH verb of IBTA 1.5, executed by the
  * target's device, with the placement of type (persistence or global
- * visibility) for [offset, offset + len) of dst; a range longer than a
- * FLUSH can name (32 bits) flushes the whole region, which covers it.
+ * visibility) for [offset, offset + len) of dst (native_flush_fill),
+ * made ready to post.
  */
 int flush_native_prepare(conn_flush *flush, const rpma_mr_remote *dst, size_t offset, size_t len,
 			 rpma_flush_type type, unsigned send_flags, const void *op_context,

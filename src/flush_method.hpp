@@ -107,20 +107,9 @@ inline uint8_t usable_flush_methods(const flush_capabilities &caps, rpma_flush_t
 	       METHOD_READ_AFTER_WRITE;
 }
 
-/*
- * choose_flush_method() from usable_flush_methods(caps, type): the same
- * method, in a few instructions; RPMA_FLUSH_METHOD_NONE when there is none
- * (choose_flush_method() then says why).
- */
-inline rpma_flush_method pick_flush_method(uint8_t usable, const rpma_mr_remote *dst,
-					   rpma_flush_type type)
+/* The order of preference of choose_flush_method(), among the methods both sides have. */
+inline rpma_flush_method best_flush_method(uint8_t both)
 {
-	const int usage = type == RPMA_FLUSH_TYPE_PERSISTENT ? RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT
-							     : RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-	if (!(dst->usage & usage))
-		return RPMA_FLUSH_METHOD_NONE;
-	const uint8_t both = usable & remote_flush_methods(dst);
-	/* the order of preference of choose_flush_method() */
 	if (both & (METHOD_NATIVE_PERSISTENT | METHOD_NATIVE_VISIBILITY))
 		return RPMA_FLUSH_METHOD_NATIVE;
 	if (both & METHOD_READ_AFTER_WRITE)
@@ -128,6 +117,17 @@ inline rpma_flush_method pick_flush_method(uint8_t usable, const rpma_mr_remote 
 	if (both & METHOD_GPSPM)
 		return RPMA_FLUSH_METHOD_GPSPM;
 	return RPMA_FLUSH_METHOD_NONE;
+}
+
+/*
+ * choose_flush_method() from usable_flush_methods(caps, type): the same
+ * method, in a few instructions; RPMA_FLUSH_METHOD_NONE when there is none
+ * (choose_flush_method() then says why). type is checked already.
+ */
+inline rpma_flush_method pick_flush_method(uint8_t usable, const rpma_mr_remote *dst,
+					   rpma_flush_type type)
+{
+	return best_flush_method(usable & dst->flush_offer[type]);
 }
 
 } /* namespace rpma */

@@ -157,6 +157,14 @@ struct conn_flush {
 	 */
 	flush_slot *claim(const void *op_context, bool signaled, uint8_t kind)
 	{
+		flush_slot *slot = claim_next(op_context, signaled, kind);
+		if (__builtin_expect(slot == nullptr, 0))
+			return claim_searching(op_context, signaled, kind);
+		return slot;
+	}
+	/* claim() without the search: NULL when the next slot is taken */
+	flush_slot *claim_next(const void *op_context, bool signaled, uint8_t kind)
+	{
 		const uint32_t next = next_slot.load(std::memory_order_relaxed);
 		flush_slot *slot = &slots[next & slots_mask];
 		uint8_t expected = 0;
@@ -164,7 +172,7 @@ struct conn_flush {
 					 expected, FLUSH_SLOT_IN_USE | kind,
 					 std::memory_order_acquire, std::memory_order_relaxed),
 				     0))
-			return claim_searching(op_context, signaled, kind);
+			return nullptr;
 		/* a racing store may set it back: the next claim then searches, that is all */
 		next_slot.store(next + 1, std::memory_order_relaxed);
 		slot->op_context = op_context;

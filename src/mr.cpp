@@ -342,7 +342,6 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 	mr->rkey = wire::get_le32(p + mr_desc::RKEY);
 	mr->usage = usage;
 	mr->versioned = versioned;
-	/* methods this library does not know are not used */
 	/*
 	 * Methods this library does not know are not used. librpma 1.x
 	 * registered every flushable region for remote reads.
@@ -353,6 +352,10 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 		mr->methods = static_cast<uint8_t>(p[mr_desc::METHODS] & METHODS_KNOWN);
 	else
 		mr->methods = (usage & flush_usage) ? METHOD_READ_AFTER_WRITE : 0;
+	mr->flush_offer[RPMA_FLUSH_TYPE_PERSISTENT] =
+	    (usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) ? mr->methods : 0;
+	mr->flush_offer[RPMA_FLUSH_TYPE_VISIBILITY] =
+	    (usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY) ? mr->methods : 0;
 	*mr_ptr = mr;
 	return 0;
 }

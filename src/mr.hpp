@@ -83,6 +83,12 @@ struct rpma_mr_remote {
 	 * descriptor's, or read-after-write for a flushable librpma 1.x region
 	 */
 	uint8_t methods;
+	/*
+	 * methods for a flush of each rpma_flush_type: none when the region
+	 * was not registered for that type. What a flush ands with what the
+	 * connection can use (rpma::pick_flush_method).
+	 */
+	uint8_t flush_offer[2];
 };
 
 namespace rpma

@@ -19,6 +19,18 @@
 #include "mr.hpp"
 #include "verbs/verbs.hpp"
 
+/*
+ * A function that an entry point of the data path jumps to with the
+ * entry's own parameters: never inlined into it and, with GCC, never
+ * cloned with other parameters, which would turn the jump into a call
+ * that moves them (clang has no such attribute, nor such clones).
+ */
+#if defined(__clang__)
+#define RPMA_JUMP_TARGET [[gnu::noinline]]
+#else
+#define RPMA_JUMP_TARGET [[gnu::noinline, gnu::noclone]]
+#endif
+
 namespace rpma
 {
 

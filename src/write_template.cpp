@@ -179,7 +179,7 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 	const rpma_flush_method method = pick_flush_method(
 	    conn->usable_flush_methods[t->type].load(std::memory_order_relaxed), t->dst, t->type);
 	if (__builtin_expect(method != RPMA_FLUSH_METHOD_READ_AFTER_WRITE ||
-				 send_flags_of(flags) != IBV_SEND_SIGNALED || conn->peer->iwarp,
+				 send_flags_of(flags) != IBV_SEND_SIGNALED || conn->read_fenced,
 			     0))
 		return post_as_batch(t, writes, count, flags, op_context);
 

@@ -790,6 +790,35 @@ static void flush__post_fails(void **state)
 	    0);
 }
 
+/*
+ * Each failed post gives its slot back: more failures than the connection
+ * has slots, on the common path (a range) and on the general one (an empty
+ * range, which reads the byte before the end), and a flush still goes.
+ */
+static void flush__post_fails_gives_slots_back(void **state)
+{
+	(void)state;
+	apply_pmem(true);
+	const size_t lens[] = { 8, 0 };
+	for (size_t l = 0; l < 2; l++) {
+		for (int i = 0; i < 300; i++) {
+			fake_verbs_fail(FAKE_POST_SEND, 1, ENOMEM);
+			assert_int_equal(rpma_flush(conn, rmr, RLEN - lens[l], lens[l],
+						    RPMA_FLUSH_TYPE_PERSISTENT,
+						    RPMA_F_COMPLETION_ALWAYS, &ctx),
+					 RPMA_E_PROVIDER);
+		}
+		assert_int_equal(rpma_flush(conn, rmr, RLEN - lens[l], lens[l],
+					    RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS,
+					    &ctx),
+				 0);
+	}
+	assert_int_equal(fake_verbs_sends(), 2);
+	/* the empty range read one byte, the one before the end */
+	assert_int_equal(fake_verbs_send(1)->sge[0].length, 1);
+	assert_int_equal(fake_verbs_send(1)->wr.wr.rdma.remote_addr, RADDR + RLEN - 1);
+}
+
 static void flush__after_write_one_post_each(void **state)
 {
 	(void)state;
@@ -1168,6 +1197,7 @@ int main(void)
 		T(flush__zero_length_at_the_end),
 		T(flush__empty_region),
 		T(flush__post_fails),
+		T(flush__post_fails_gives_slots_back),
 		T(flush__after_write_one_post_each),
 		T(send__null_conn),
 		T(send__no_flags),
