@@ -33,6 +33,12 @@ struct rpma_cq {
 	bool shared_channel;   /* channel belongs to the connection, not to this CQ */
 	bool served_by_thread; /* RPMA_GPSPM_THREAD: the library's thread polls it */
 	/*
+	 * No GPSPM and no thread: one completion is polled straight into the
+	 * caller's entry (cq_take.cpp's take_one). One flag the data path
+	 * tests, kept with gpspm and served_by_thread.
+	 */
+	bool direct_take;
+	/*
 	 * The main CQ of a connection: what tells the connection's flushes
 	 * (and its GPSPM messages) from the application's operations. NULL
 	 * for a CQ of receives only.
@@ -142,8 +148,27 @@ int cq_wait_event(rpma_cq *cq, int timeout_ms);
  */
 int get_cq_event_1x(ibv_comp_channel *channel, ibv_cq **ev_cq);
 
+/*
+ * completion_from_wc() of a successful completion that is no flush: what
+ * its opcode says. Out of line: the flushes of a data path need none of it.
+ */
+void completion_of_operation(const ibv_wc &wc, rpma_completion *cmpl);
+
 /* The one translation from a work completion to an rpma_completion. */
-void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl);
+inline void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
+{
+	cmpl->op_context = reinterpret_cast<void *>(static_cast<uintptr_t>(wc.wr_id));
+	cmpl->op_status = wc.status;
+	/* a flush carries no data; the other fields of a failed completion mean nothing */
+	if (is_flush || wc.status != IBV_WC_SUCCESS) {
+		cmpl->op = is_flush ? RPMA_OP_FLUSH : RPMA_OP_READ;
+		cmpl->byte_len = 0;
+		cmpl->flags = 0;
+		cmpl->imm = 0;
+		return;
+	}
+	completion_of_operation(wc, cmpl);
+}
 
 } /* namespace rpma */
 

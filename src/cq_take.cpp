@@ -19,22 +19,11 @@
 namespace rpma
 {
 
-void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
+void completion_of_operation(const ibv_wc &wc, rpma_completion *cmpl)
 {
-	cmpl->op_context = reinterpret_cast<void *>(static_cast<uintptr_t>(wc.wr_id));
-	cmpl->op_status = wc.status;
-	cmpl->byte_len = 0;
-	cmpl->flags = 0;
-	cmpl->imm = 0;
-	cmpl->op = is_flush ? RPMA_OP_FLUSH : RPMA_OP_READ;
-	/* a flush carries no data; the other fields of a failed completion mean nothing */
-	if (is_flush || wc.status != IBV_WC_SUCCESS)
-		return;
-
 	cmpl->byte_len = wc.byte_len;
 	cmpl->flags = wc.wc_flags;
-	if (wc.wc_flags & IBV_WC_WITH_IMM)
-		cmpl->imm = ntohl(wc.imm_data);
+	cmpl->imm = (wc.wc_flags & IBV_WC_WITH_IMM) ? ntohl(wc.imm_data) : 0;
 
 	switch (wc.opcode) {
 	case IBV_WC_RDMA_READ:
@@ -64,6 +53,7 @@ void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
 	default:
 		/* nothing the library posts completes with another opcode */
 		RPMA_LOG_WARNING("unexpected completion opcode %d", wc.opcode);
+		cmpl->op = RPMA_OP_READ;
 		cmpl->op_status = IBV_WC_GENERAL_ERR;
 		break;
 	}
@@ -150,6 +140,14 @@ static translated translate(conn_flush *flush, const ibv_wc &w, ibv_wc *c)
  * posted; some devices (siw) never complete what the error state holds.
  * Marks the connection orphaned when the failure's drain time is over.
  */
+[[gnu::noinline]] static bool sweeps_after_failure(conn_flush *flush, long long failed)
+{
+	if (monotonic_ms() < failed + CONN_DOWN_DRAIN_MS)
+		return false;
+	flush->mark_orphaned();
+	return true;
+}
+
 static inline bool sweeps(conn_flush *flush)
 {
 	if (flush->orphaned())
@@ -157,10 +155,8 @@ static inline bool sweeps(conn_flush *flush)
 	const long long failed = flush->failed_at();
 	if (__builtin_expect(failed == 0, 1))
 		return false;
-	if (monotonic_ms() < failed + CONN_DOWN_DRAIN_MS)
-		return false;
-	flush->mark_orphaned();
-	return true;
+	/* out of line: the clock would cost the polls of a healthy connection registers */
+	return sweeps_after_failure(flush, failed);
 }
 
 /* take_one(): the CQ was empty, with nothing left for the library to complete */
@@ -187,8 +183,11 @@ constexpr int TAKE_LOOK_AGAIN = 2;
 	}
 	if (flush == nullptr)
 		return 1;
-	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0))
+	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
 		failed_completion_taken(flush);
+		/* read again, not kept across the call: the common path saves no register for it */
+		flush = cq->flush;
+	}
 	const translated t = translate_in_place(flush, wc);
 	*is_flush = t == translated::flush;
 	return t == translated::none ? TAKE_LOOK_AGAIN : 1;
@@ -329,24 +328,13 @@ int rpma_cq::serve(int *dropped)
 
 extern "C" {
 
-int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
+/*
+ * rpma_cq_get_wc() but for its path of one completion without GPSPM: out of
+ * line, for that path's sake (it saves fewer registers).
+ */
+[[gnu::noinline]] static int get_wc_general(rpma_cq *cq, int num_entries, ibv_wc *wc,
+					    int *num_entries_got)
 {
-	/* one completion, no GPSPM and nothing wrong: what a data path asks most */
-	if (__builtin_expect(num_entries == 1 && cq != nullptr && wc != nullptr &&
-				 cq->gpspm == nullptr && !cq->served_by_thread,
-			     1)) {
-		bool is_flush;
-		const int got = take_one(cq, wc, &is_flush);
-		if (got == 1) {
-			if (num_entries_got)
-				*num_entries_got = 1;
-			return 0;
-		}
-		if (got == TAKE_EMPTY)
-			return RPMA_E_NO_COMPLETION;
-		if (got < 0)
-			return got;
-	}
 	RPMA_CHECK_ARG(cq != nullptr);
 	RPMA_CHECK_ARG(num_entries >= 1);
 	RPMA_CHECK_ARG(wc != nullptr);
@@ -378,6 +366,38 @@ int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *
 	return 0;
 }
 
+/*
+ * rpma_cq_get_wc() of one completion on a CQ without GPSPM (direct_take):
+ * the only path with a frame, so that the others (GPSPM's, many entries)
+ * are entered without one. It takes rpma_cq_get_wc()'s parameters as they
+ * are, so that the jump moves none.
+ */
+RPMA_JUMP_TARGET static int get_wc_direct(rpma_cq *cq, int, ibv_wc *wc, int *num_entries_got)
+{
+	bool is_flush;
+	const int got = take_one(cq, wc, &is_flush);
+	if (got == 1) {
+		if (num_entries_got)
+			*num_entries_got = 1;
+		return 0;
+	}
+	if (got == TAKE_EMPTY)
+		return RPMA_E_NO_COMPLETION;
+	if (got < 0)
+		return got;
+	return get_wc_general(cq, 1, wc, num_entries_got);
+}
+
+int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
+{
+	/* one completion, no GPSPM and nothing wrong: what a data path asks most */
+	if (__builtin_expect(cq == nullptr || wc == nullptr, 0))
+		return get_wc_general(cq, num_entries, wc, num_entries_got);
+	if (__builtin_expect(num_entries == 1 && cq->direct_take, 1))
+		return get_wc_direct(cq, num_entries, wc, num_entries_got);
+	return get_wc_general(cq, num_entries, wc, num_entries_got);
+}
+
 /* rpma_cq_get_completion() but for its path without GPSPM: out of line, for that path's sake */
 [[gnu::noinline]] static int get_completion_general(rpma_cq *cq, rpma_completion *cmpl)
 {
@@ -396,24 +416,30 @@ int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *
 	return 0;
 }
 
+/* rpma_cq_get_completion() on a CQ without GPSPM (direct_take): as get_wc_direct() */
+RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *cmpl)
+{
+	ibv_wc wc;
+	bool is_flush;
+	const int got = take_one(cq, &wc, &is_flush);
+	if (got == 1) {
+		completion_from_wc(wc, is_flush, cmpl);
+		return 0;
+	}
+	if (got == TAKE_EMPTY)
+		return RPMA_E_NO_COMPLETION;
+	if (got < 0)
+		return got;
+	return get_completion_general(cq, cmpl);
+}
+
 int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
 {
 	/* no GPSPM and nothing wrong: what a data path asks most */
-	if (__builtin_expect(cq != nullptr && cmpl != nullptr && cq->gpspm == nullptr &&
-				 !cq->served_by_thread,
-			     1)) {
-		ibv_wc wc;
-		bool is_flush;
-		const int got = take_one(cq, &wc, &is_flush);
-		if (got == 1) {
-			completion_from_wc(wc, is_flush, cmpl);
-			return 0;
-		}
-		if (got == TAKE_EMPTY)
-			return RPMA_E_NO_COMPLETION;
-		if (got < 0)
-			return got;
-	}
+	if (__builtin_expect(cq == nullptr || cmpl == nullptr, 0))
+		return get_completion_general(cq, cmpl);
+	if (__builtin_expect(cq->direct_take, 1))
+		return get_completion_direct(cq, cmpl);
 	return get_completion_general(cq, cmpl);
 }
 

@@ -241,11 +241,23 @@ struct conn_flush {
 	/* The element of first[0 .. slots_mask] whose address wr_id is, or NULL. */
 	template <typename T> T *element_named(T *first, uint64_t wr_id) const
 	{
+		static_assert((sizeof(T) & (sizeof(T) - 1)) == 0, "a power of two");
+		constexpr unsigned shift = __builtin_ctz(sizeof(T));
 		const uintptr_t offset =
 		    static_cast<uintptr_t>(wr_id) - reinterpret_cast<uintptr_t>(first);
-		if (offset >= (static_cast<uintptr_t>(slots_mask) + 1) * sizeof(T) ||
-		    offset % sizeof(T) != 0)
+		/*
+		 * The offset turned right by the element's size: the index when the
+		 * offset is a multiple of it, and beyond any index when it is not
+		 * (its low bits turn into the high ones). One comparison for both.
+		 */
+		const uintptr_t index =
+		    shift ? (offset >> shift) | (offset << (sizeof(uintptr_t) * 8 - shift))
+			  : offset;
+		if (index > slots_mask)
 			return nullptr;
+		/* wr_id is &first[index], and first a table of the connection: never NULL */
+		if (wr_id == 0)
+			__builtin_unreachable();
 		return reinterpret_cast<T *>(static_cast<uintptr_t>(wr_id));
 	}
 
