@@ -265,13 +265,23 @@ cl_start() {
 	mv "$q/$id.tmp" "$q/$id.cmd"
 }
 
+# cl_last_words NAME: the end of NAME's kernel log and of what QEMU said,
+# for a guest that went down (the cluster's directory is gone after the run)
+cl_last_words() {
+	local job=${CL_JOB[$1]}
+	tail -n 40 "$job/console.log" 2>/dev/null | sed 's/^/  console: /'
+	tail -n 10 "$job/qemu.log" 2>/dev/null | sed 's/^/  qemu: /'
+	tail -n 10 "$job/hvc1.log" 2>/dev/null | sed 's/^/  agent: /'
+}
+
 # cl_wait NAME ID [SECONDS]
 cl_wait() {
 	local name=$1 id=$2 limit=${3:-600} q=${CL_JOB[$1]}/q n=0
 	while [ ! -e "$q/$id.rc" ]; do
 		if [ -z "${CL_QPID[$name]:-}" ] || ! kill -0 "${CL_QPID[$name]}" 2>/dev/null; then
 			cat "$q/$id.out" 2>/dev/null
-			echo "rpma-cluster: $name went down before '$id' ended" >&2
+			echo "rpma-cluster: $name went down before '$id' ended; its last words:" >&2
+			cl_last_words "$name" >&2
 			return 125
 		fi
 		n=$((n + 1))
