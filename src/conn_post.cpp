@@ -88,10 +88,11 @@ static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 one_sided_fits(const rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
 	       const rpma_mr_remote *remote, size_t remote_offset, size_t len, ibv_wr_opcode opcode)
 {
-	return local != nullptr && remote != nullptr &&
+	/* a work request's length is 32 bits: (len >> 32) == 0 needs no constant */
+	return local != nullptr && remote != nullptr && (len >> 32) == 0 &&
 	       (opcode != IBV_WR_RDMA_WRITE_WITH_IMM ||
 		conn->queues.gpspm_mode == RPMA_GPSPM_DISABLED) &&
-	       range_fits(local->mr->length, local_offset, len) && len <= UINT32_MAX &&
+	       range_fits(local->mr->length, local_offset, len) &&
 	       range_fits(remote->size, remote_offset, len);
 }
 
