@@ -71,9 +71,14 @@ void rpma::conn_refresh_flush_methods(rpma_conn *conn)
 	/* the application may post nothing where the GPSPM thread serves (conn_takes_posts) */
 	const bool takes_posts = conn->queues.gpspm_mode != RPMA_GPSPM_THREAD;
 	const rpma_flush_type types[] = { RPMA_FLUSH_TYPE_PERSISTENT, RPMA_FLUSH_TYPE_VISIBILITY };
-	for (rpma_flush_type type : types)
-		conn->usable_flush_methods[type].store(
-		    takes_posts ? usable_flush_methods(caps, type) : 0, std::memory_order_relaxed);
+	for (rpma_flush_type type : types) {
+		const uint8_t usable = takes_posts ? usable_flush_methods(caps, type) : 0;
+		conn->usable_flush_methods[type].store(usable, std::memory_order_relaxed);
+		const uint8_t fast = conn->read_fenced
+					 ? static_cast<uint8_t>(usable & ~METHOD_READ_AFTER_WRITE)
+					 : usable;
+		conn->fast_flush_methods[type].store(fast, std::memory_order_relaxed);
+	}
 }
 
 extern "C" {

@@ -53,6 +53,13 @@ struct rpma_conn {
 	 */
 	std::atomic<uint8_t> usable_flush_methods[2]{ { 0 }, { 0 } };
 	/*
+	 * usable_flush_methods as rpma_flush()'s fast paths see them: without
+	 * read-after-write where its read needs a fenced write (read_fenced),
+	 * which only the general path posts. One byte and the region's offer
+	 * then pick the path, with no test of read_fenced on the way.
+	 */
+	std::atomic<uint8_t> fast_flush_methods[2]{ { 0 }, { 0 } };
+	/*
 	 * iWARP (peer->iwarp, one load nearer): a read-after-write flush's
 	 * read is followed by a fenced write (flush.cpp's fence_read).
 	 */

@@ -191,13 +191,16 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 
 	const unsigned t = type; /* one index for both arrays */
 	const uint8_t both =
-	    conn->usable_flush_methods[t].load(std::memory_order_relaxed) & dst->flush_offer[t];
+	    conn->fast_flush_methods[t].load(std::memory_order_relaxed) & dst->flush_offer[t];
 	constexpr uint8_t native = METHOD_NATIVE_PERSISTENT | METHOD_NATIVE_VISIBILITY;
-	/* signaled, and best_flush_method() is read-after-write, and nothing of it needs more */
+	/*
+	 * signaled, and best_flush_method() is read-after-write, and nothing of
+	 * it needs more (no fenced write: fast_flush_methods, no empty range)
+	 */
 	if (__builtin_expect(send_flags_of(flags) == IBV_SEND_SIGNALED &&
 				 (both & (native | METHOD_READ_AFTER_WRITE)) ==
 				     METHOD_READ_AFTER_WRITE &&
-				 !conn->read_fenced && len != 0,
+				 len != 0,
 			     1))
 		return flush_read_after_write_signaled(conn, dst, dst_offset, len, op_context);
 	if (send_flags_of(flags) == IBV_SEND_SIGNALED && (both & native))
