@@ -99,7 +99,7 @@ flush_slot *conn_flush::claim_searching(const void *op_context, bool signaled, u
 		if (slot->state.compare_exchange_strong(expected, FLUSH_SLOT_IN_USE | kind,
 							std::memory_order_acquire,
 							std::memory_order_relaxed)) {
-			slot->op_context = op_context;
+			set_op_context(slot, op_context);
 			slot->signaled = signaled;
 			return slot;
 		}

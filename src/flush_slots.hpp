@@ -175,7 +175,7 @@ struct conn_flush {
 			return nullptr;
 		/* a racing store may set it back: the next claim then searches, that is all */
 		next_slot.store(next + 1, std::memory_order_relaxed);
-		slot->op_context = op_context;
+		set_op_context(slot, op_context);
 		slot->signaled = signaled;
 		return slot;
 	}
@@ -197,11 +197,54 @@ struct conn_flush {
 	 */
 	bool finish(flush_slot *slot, const void **op_context)
 	{
-		uint8_t state = slot->state.load(std::memory_order_acquire);
+		/*
+		 * A read-after-write or native flush in flight is FLUSH_SLOT_IN_USE
+		 * alone: guessed, so that one compare-and-swap both checks the
+		 * slot and frees it. op_context is read before, while the slot is
+		 * still the flush's; for a completion that comes late the slot
+		 * may be claimed meanwhile, and what was read is dropped.
+		 */
+		uint8_t state = FLUSH_SLOT_IN_USE;
+		*op_context = op_context_of(slot);
+		if (__builtin_expect(
+			slot->state.compare_exchange_strong(state, 0, std::memory_order_acq_rel),
+			1))
+			return true;
+		const finished f = finish_in_state(slot, state);
+		*op_context = f.op_context;
+		return f.taken;
+	}
+	/* what finish_in_state() found: returned in two registers */
+	struct finished {
+		const void *op_context;
+		bool taken;
+	};
+	/*
+	 * finish() of a slot found in state, not FLUSH_SLOT_IN_USE alone: out
+	 * of line, and nothing of it through memory, so that the common path
+	 * keeps no frame for it
+	 */
+	[[gnu::noinline]] static finished finish_in_state(flush_slot *slot, uint8_t state)
+	{
 		if (!(state & FLUSH_SLOT_IN_USE))
-			return false;
-		*op_context = slot->op_context;
-		return slot->state.compare_exchange_strong(state, 0, std::memory_order_acq_rel);
+			return { nullptr, false };
+		const void *op_context = op_context_of(slot);
+		return { op_context,
+			 slot->state.compare_exchange_strong(state, 0, std::memory_order_acq_rel) };
+	}
+
+	/*
+	 * A slot's op_context, as claim() stores it and finish() reads it:
+	 * relaxed atomics, as finish() may read the slot of a late completion
+	 * while another thread claims it. Both are plain moves on x86-64.
+	 */
+	static void set_op_context(flush_slot *slot, const void *op_context)
+	{
+		__atomic_store_n(&slot->op_context, op_context, __ATOMIC_RELAXED);
+	}
+	static const void *op_context_of(const flush_slot *slot)
+	{
+		return __atomic_load_n(&slot->op_context, __ATOMIC_RELAXED);
 	}
 
 	/*
