@@ -25,7 +25,7 @@ int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, rpma_cq **cq_p
 		return RPMA_E_NOMEM;
 	cq->shared_channel = channel != nullptr;
 	cq->served_by_thread = false;
-	cq->direct_take = true;
+	cq->take_path = TAKE_DIRECT_RECEIVES;
 	cq->flush = nullptr;
 	cq->gpspm = nullptr;
 	cq->events = nullptr;
@@ -100,13 +100,16 @@ void rpma::cq_serve_flushes(rpma_cq *cq, conn_flush *flush, gpspm_engine *gpspm)
 {
 	cq->flush = flush;
 	cq->gpspm = gpspm;
-	cq->direct_take = gpspm == nullptr && !cq->served_by_thread;
+	if (gpspm != nullptr || cq->served_by_thread)
+		cq->take_path = TAKE_GENERAL;
+	else
+		cq->take_path = flush ? TAKE_DIRECT_FLUSHES : TAKE_DIRECT_RECEIVES;
 }
 
 void rpma::cq_give_to_thread(rpma_cq *cq)
 {
 	cq->served_by_thread = true;
-	cq->direct_take = false;
+	cq->take_path = TAKE_GENERAL;
 }
 
 void rpma::cq_watch(rpma_cq *cq, conn_events *events, uint32_t qp_num)

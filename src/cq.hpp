@@ -27,17 +27,28 @@ struct conn_flush;
 struct gpspm_engine;
 } /* namespace rpma */
 
+namespace rpma
+{
+enum cq_take_path : uint8_t {
+	TAKE_GENERAL,	      /* GPSPM's order, or the thread's CQ: rpma_cq::take */
+	TAKE_DIRECT_FLUSHES,  /* direct, with the connection's flushes to translate */
+	TAKE_DIRECT_RECEIVES, /* direct, a CQ of receives only: nothing to translate */
+};
+} /* namespace rpma */
+
 struct rpma_cq {
 	ibv_cq *cq;
 	ibv_comp_channel *channel;
 	bool shared_channel;   /* channel belongs to the connection, not to this CQ */
 	bool served_by_thread; /* RPMA_GPSPM_THREAD: the library's thread polls it */
 	/*
-	 * No GPSPM and no thread: one completion is polled straight into the
-	 * caller's entry (cq_take.cpp's take_one). One flag the data path
-	 * tests, kept with gpspm and served_by_thread.
+	 * How one completion is taken (rpma::cq_take_path): polled straight
+	 * into the caller's entry where there is no GPSPM and no thread
+	 * (cq_take.cpp's take_one), with or without flushes to tell apart.
+	 * One byte the data path compares, kept with flush, gpspm and
+	 * served_by_thread.
 	 */
-	bool direct_take;
+	uint8_t take_path;
 	/*
 	 * The main CQ of a connection: what tells the connection's flushes
 	 * (and its GPSPM messages) from the application's operations. NULL

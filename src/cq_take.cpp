@@ -171,18 +171,25 @@ constexpr int TAKE_LOOK_AGAIN = 2;
  * connection that is down leaves; or RPMA_E_PROVIDER. What nearly every
  * poll of a data path is.
  */
+template <bool with_flushes>
 [[gnu::always_inline]] static inline int take_one(rpma_cq *cq, ibv_wc *wc, bool *is_flush)
 {
 	*is_flush = false;
 	const int got = verbs::poll_cq(cq->cq, 1, wc);
+	if (!with_flushes) {
+		/* a CQ of receives only: nothing of the library's, nothing to sweep */
+		if (__builtin_expect(got < 0, 0))
+			return cq_poll_failed(got);
+		return got == 1 ? 1 : TAKE_EMPTY;
+	}
 	conn_flush *flush = cq->flush;
+	if (flush == nullptr)
+		__builtin_unreachable(); /* TAKE_DIRECT_FLUSHES: cq_serve_flushes() */
 	if (__builtin_expect(got <= 0, 0)) {
 		if (got < 0)
 			return cq_poll_failed(got);
-		return flush && sweeps(flush) ? TAKE_LOOK_AGAIN : TAKE_EMPTY;
+		return sweeps(flush) ? TAKE_LOOK_AGAIN : TAKE_EMPTY;
 	}
-	if (flush == nullptr)
-		return 1;
 	if (__builtin_expect(wc->status != IBV_WC_SUCCESS, 0)) {
 		failed_completion_taken(flush);
 		/* read again, not kept across the call: the common path saves no register for it */
@@ -326,8 +333,6 @@ int rpma_cq::serve(int *dropped)
 	}
 }
 
-extern "C" {
-
 /*
  * rpma_cq_get_wc() but for its path of one completion without GPSPM: out of
  * line, for that path's sake (it saves fewer registers).
@@ -367,15 +372,16 @@ extern "C" {
 }
 
 /*
- * rpma_cq_get_wc() of one completion on a CQ without GPSPM (direct_take):
- * the only path with a frame, so that the others (GPSPM's, many entries)
- * are entered without one. It takes rpma_cq_get_wc()'s parameters as they
- * are, so that the jump moves none.
+ * rpma_cq_get_wc() of one completion on a CQ without GPSPM (the direct
+ * take paths): the only path with a frame, so that the others (GPSPM's,
+ * many entries) are entered without one. It takes rpma_cq_get_wc()'s
+ * parameters as they are, so that the jump moves none.
  */
+template <bool with_flushes>
 RPMA_JUMP_TARGET static int get_wc_direct(rpma_cq *cq, int, ibv_wc *wc, int *num_entries_got)
 {
 	bool is_flush;
-	const int got = take_one(cq, wc, &is_flush);
+	const int got = take_one<with_flushes>(cq, wc, &is_flush);
 	if (got == 1) {
 		if (num_entries_got)
 			*num_entries_got = 1;
@@ -386,16 +392,6 @@ RPMA_JUMP_TARGET static int get_wc_direct(rpma_cq *cq, int, ibv_wc *wc, int *num
 	if (got < 0)
 		return got;
 	return get_wc_general(cq, 1, wc, num_entries_got);
-}
-
-int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
-{
-	/* one completion, no GPSPM and nothing wrong: what a data path asks most */
-	if (__builtin_expect(cq == nullptr || wc == nullptr, 0))
-		return get_wc_general(cq, num_entries, wc, num_entries_got);
-	if (__builtin_expect(num_entries == 1 && cq->direct_take, 1))
-		return get_wc_direct(cq, num_entries, wc, num_entries_got);
-	return get_wc_general(cq, num_entries, wc, num_entries_got);
 }
 
 /* rpma_cq_get_completion() but for its path without GPSPM: out of line, for that path's sake */
@@ -416,12 +412,13 @@ int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *
 	return 0;
 }
 
-/* rpma_cq_get_completion() on a CQ without GPSPM (direct_take): as get_wc_direct() */
+/* rpma_cq_get_completion() on a CQ without GPSPM: as get_wc_direct() */
+template <bool with_flushes>
 RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *cmpl)
 {
 	ibv_wc wc;
 	bool is_flush;
-	const int got = take_one(cq, &wc, &is_flush);
+	const int got = take_one<with_flushes>(cq, &wc, &is_flush);
 	if (got == 1) {
 		completion_from_wc(wc, is_flush, cmpl);
 		return 0;
@@ -433,13 +430,29 @@ RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *
 	return get_completion_general(cq, cmpl);
 }
 
+extern "C" {
+
+int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
+{
+	/* one completion, no GPSPM and nothing wrong: what a data path asks most */
+	if (__builtin_expect(cq == nullptr || wc == nullptr, 0))
+		return get_wc_general(cq, num_entries, wc, num_entries_got);
+	if (__builtin_expect(num_entries == 1 && cq->take_path == TAKE_DIRECT_FLUSHES, 1))
+		return get_wc_direct<true>(cq, num_entries, wc, num_entries_got);
+	if (num_entries == 1 && cq->take_path == TAKE_DIRECT_RECEIVES)
+		return get_wc_direct<false>(cq, num_entries, wc, num_entries_got);
+	return get_wc_general(cq, num_entries, wc, num_entries_got);
+}
+
 int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
 {
 	/* no GPSPM and nothing wrong: what a data path asks most */
 	if (__builtin_expect(cq == nullptr || cmpl == nullptr, 0))
 		return get_completion_general(cq, cmpl);
-	if (__builtin_expect(cq->direct_take, 1))
-		return get_completion_direct(cq, cmpl);
+	if (__builtin_expect(cq->take_path == TAKE_DIRECT_FLUSHES, 1))
+		return get_completion_direct<true>(cq, cmpl);
+	if (cq->take_path == TAKE_DIRECT_RECEIVES)
+		return get_completion_direct<false>(cq, cmpl);
 	return get_completion_general(cq, cmpl);
 }
 
