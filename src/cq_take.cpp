@@ -172,10 +172,11 @@ constexpr int TAKE_LOOK_AGAIN = 2;
  * poll of a data path is.
  */
 template <bool with_flushes>
-[[gnu::always_inline]] static inline int take_one(rpma_cq *cq, ibv_wc *wc, bool *is_flush)
+[[gnu::always_inline]] static inline int take_one(rpma_cq *cq, ibv_wc *wc, bool *is_flush,
+						  int one = 1)
 {
 	*is_flush = false;
-	const int got = verbs::poll_cq(cq->cq, 1, wc);
+	const int got = verbs::poll_cq(cq->cq, one, wc);
 	if (!with_flushes) {
 		/* a CQ of receives only: nothing of the library's, nothing to sweep */
 		if (__builtin_expect(got < 0, 0))
@@ -378,10 +379,12 @@ int rpma_cq::serve(int *dropped)
  * parameters as they are, so that the jump moves none.
  */
 template <bool with_flushes>
-RPMA_JUMP_TARGET static int get_wc_direct(rpma_cq *cq, int, ibv_wc *wc, int *num_entries_got)
+RPMA_JUMP_TARGET static int get_wc_direct(rpma_cq *cq, int num_entries, ibv_wc *wc,
+					  int *num_entries_got)
 {
 	bool is_flush;
-	const int got = take_one<with_flushes>(cq, wc, &is_flush);
+	/* num_entries is 1 (rpma_cq_get_wc), and already where the poll takes it */
+	const int got = take_one<with_flushes>(cq, wc, &is_flush, num_entries);
 	if (got == 1) {
 		if (num_entries_got)
 			*num_entries_got = 1;
@@ -430,6 +433,19 @@ RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *
 	return get_completion_general(cq, cmpl);
 }
 
+/*
+ * rpma_cq_get_wc() of any other kind: one completion of a CQ of receives
+ * only, or the general path. Apart, so that the entry compares the take
+ * path once.
+ */
+RPMA_JUMP_TARGET static int get_wc_other(rpma_cq *cq, int num_entries, ibv_wc *wc,
+					 int *num_entries_got)
+{
+	if (num_entries == 1 && cq->take_path == TAKE_DIRECT_RECEIVES)
+		return get_wc_direct<false>(cq, num_entries, wc, num_entries_got);
+	return get_wc_general(cq, num_entries, wc, num_entries_got);
+}
+
 extern "C" {
 
 int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got)
@@ -439,9 +455,7 @@ int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *
 		return get_wc_general(cq, num_entries, wc, num_entries_got);
 	if (__builtin_expect(num_entries == 1 && cq->take_path == TAKE_DIRECT_FLUSHES, 1))
 		return get_wc_direct<true>(cq, num_entries, wc, num_entries_got);
-	if (num_entries == 1 && cq->take_path == TAKE_DIRECT_RECEIVES)
-		return get_wc_direct<false>(cq, num_entries, wc, num_entries_got);
-	return get_wc_general(cq, num_entries, wc, num_entries_got);
+	return get_wc_other(cq, num_entries, wc, num_entries_got);
 }
 
 int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
