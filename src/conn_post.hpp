@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn_post.hpp -- what the files of the data path (conn_post.cpp,
- * conn_post_flush.cpp) share: a flush made ready to post by its method,
- * alone or in a batch
+ * conn_post_flush.cpp, conn_post_batch.cpp) share: the checks and fills of
+ * a one-sided operation and a send, and a flush made ready to post by its
+ * method, alone or in a batch
  */
 
 #ifndef RPMA_CONN_POST_HPP
@@ -18,6 +19,68 @@
 
 namespace rpma
 {
+
+/* Whether the application may send and receive on conn (not with GPSPM), logged when not. */
+bool conn_takes_messages(const rpma_conn *conn);
+
+/*
+ * A one-sided operation (rpma_read, rpma_write, rpma_write_with_imm, a
+ * batch's) checked and filled into wr and sge; `local` is the read's
+ * destination or the write's source. RPMA_E_INVAL, logged, for what does
+ * not pass.
+ */
+int one_sided_prepare(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
+		      const rpma_mr_remote *remote, size_t remote_offset, size_t len,
+		      unsigned send_flags, ibv_wr_opcode opcode, uint32_t imm,
+		      const void *op_context, ibv_send_wr *wr, ibv_sge *sge);
+
+/* A send (rpma_send, rpma_send_with_imm, a batch's) checked and filled into wr and sge. */
+int send_prepare(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_t len,
+		 unsigned send_flags, ibv_wr_opcode opcode, uint32_t imm, const void *op_context,
+		 ibv_send_wr *wr, ibv_sge *sge);
+
+/*
+ * Whether a one-sided operation between two regions passes every check of
+ * one_sided_prepare(): all in one expression, as the data path makes them.
+ * False also when there is no region (a zero-length operation):
+ * one_sided_prepare() then makes the empty operation.
+ */
+[[gnu::always_inline]] inline bool one_sided_fits(const rpma_conn *conn, const rpma_mr_local *local,
+						  size_t local_offset, const rpma_mr_remote *remote,
+						  size_t remote_offset, size_t len,
+						  ibv_wr_opcode opcode)
+{
+	/* a work request's length is 32 bits: (len >> 32) == 0 needs no constant */
+	return local != nullptr && remote != nullptr && (len >> 32) == 0 &&
+	       (opcode != IBV_WR_RDMA_WRITE_WITH_IMM ||
+		conn->queues.gpspm_mode == RPMA_GPSPM_DISABLED) &&
+	       range_fits(local->mr->length, local_offset, len) &&
+	       range_fits(remote->size, remote_offset, len);
+}
+
+/*
+ * The fields a provider reads of an RDMA read or write, filled (nothing
+ * else of the 128-byte work request is read for these opcodes), for an
+ * operation one_sided_fits().
+ */
+[[gnu::always_inline]] inline void
+fill_one_sided(const rpma_mr_local *local, size_t local_offset, const rpma_mr_remote *remote,
+	       size_t remote_offset, size_t len, unsigned send_flags, ibv_wr_opcode opcode,
+	       uint32_t imm, const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
+{
+	sge->addr = reinterpret_cast<uintptr_t>(local->mr->addr) + local_offset;
+	sge->length = static_cast<uint32_t>(len);
+	sge->lkey = local->mr->lkey;
+	wr->wr_id = wr_id_of(op_context);
+	wr->next = nullptr;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = opcode;
+	wr->send_flags = send_flags;
+	wr->imm_data = htonl(imm);
+	wr->wr.rdma.remote_addr = remote->raddr + remote_offset;
+	wr->wr.rdma.rkey = remote->rkey;
+}
 
 /* RPMA_E_NOSUPP for a flush no method carries, with the reason logged. */
 [[gnu::cold]] int flush_refused(const rpma_conn *conn, const rpma_mr_remote *dst,
