@@ -87,7 +87,7 @@ post_one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_offset,
 	ibv_sge sge;
 	ibv_send_wr wr;
 	fill_one_sided(local, local_offset, remote, remote_offset, len, send_flags_of(flags),
-		       opcode, imm, op_context, &wr, &sge);
+		       opcode, imm, op_context, nullptr, &wr, &sge);
 	return conn->post_send(&wr);
 }
 

@@ -63,16 +63,18 @@ int send_prepare(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_
  * else of the 128-byte work request is read for these opcodes), for an
  * operation one_sided_fits().
  */
-[[gnu::always_inline]] inline void
-fill_one_sided(const rpma_mr_local *local, size_t local_offset, const rpma_mr_remote *remote,
-	       size_t remote_offset, size_t len, unsigned send_flags, ibv_wr_opcode opcode,
-	       uint32_t imm, const void *op_context, ibv_send_wr *wr, ibv_sge *sge)
+[[gnu::always_inline]] inline void fill_one_sided(const rpma_mr_local *local, size_t local_offset,
+						  const rpma_mr_remote *remote,
+						  size_t remote_offset, size_t len,
+						  unsigned send_flags, ibv_wr_opcode opcode,
+						  uint32_t imm, const void *op_context,
+						  ibv_send_wr *next, ibv_send_wr *wr, ibv_sge *sge)
 {
 	sge->addr = reinterpret_cast<uintptr_t>(local->mr->addr) + local_offset;
 	sge->length = static_cast<uint32_t>(len);
 	sge->lkey = local->mr->lkey;
 	wr->wr_id = wr_id_of(op_context);
-	wr->next = nullptr;
+	wr->next = next;
 	wr->sg_list = sge;
 	wr->num_sge = 1;
 	wr->opcode = opcode;

@@ -190,6 +190,14 @@ static void full_batch(void **state)
 	assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), 1);
 	assert_int_equal(fake_verbs_sends(), RPMA_BATCH_MAX);
 	complete_flush(RPMA_BATCH_MAX - 1, &ctx[RPMA_BATCH_MAX - 1]);
+
+	/* as many elements that are not all plain writes (one with immediate data) */
+	ops[0].with_imm = true;
+	assert_int_equal(rpma_post_batch(conn, ops, RPMA_BATCH_MAX, NULL), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), 2);
+	assert_int_equal(fake_verbs_sends(), 2 * RPMA_BATCH_MAX);
+	assert_int_equal(fake_verbs_send(RPMA_BATCH_MAX)->wr.opcode, IBV_WR_RDMA_WRITE_WITH_IMM);
+	complete_flush(2 * RPMA_BATCH_MAX - 1, &ctx[RPMA_BATCH_MAX - 1]);
 }
 
 /* a bad element: nothing is posted, the caller learns which, no slot is kept */
@@ -291,6 +299,106 @@ static void provider_fails_mid_chain(void **state)
 	assert_int_equal(rpma_cq_get_completion(cq, &cmpl), RPMA_E_NO_COMPLETION);
 }
 
+static struct rpma_batch_op read_op(size_t local_offset, size_t remote_offset, size_t len,
+				    const void *op_context)
+{
+	struct rpma_batch_op op = write_op(remote_offset, len, op_context);
+	op.op = RPMA_OP_READ;
+	op.flags = RPMA_F_COMPLETION_ALWAYS;
+	op.local_offset = local_offset;
+	return op;
+}
+
+/* one element as posted: opcode, context, signaled, remote and local ranges */
+static void expect_sent(unsigned index, enum ibv_wr_opcode opcode, const void *op_context,
+			bool signaled, uint64_t raddr, uintptr_t laddr, uint32_t len)
+{
+	const struct fake_send_record *r = fake_verbs_send(index);
+	assert_int_equal(r->wr.opcode, opcode);
+	if (op_context)
+		assert_ptr_equal((void *)(uintptr_t)r->wr.wr_id, op_context);
+	assert_int_equal(!!(r->wr.send_flags & IBV_SEND_SIGNALED), signaled);
+	assert_int_equal(r->wr.wr.rdma.remote_addr, raddr);
+	assert_int_equal(r->wr.wr.rdma.rkey, RKEY);
+	assert_int_equal(r->wr.num_sge, 1);
+	if (laddr)
+		assert_int_equal(r->sge[0].addr, laddr);
+	assert_int_equal(r->sge[0].length, len);
+}
+
+/*
+ * Reads and writes and a last signaled flush (what rpma_post_batch fills
+ * straight into its chain): each element as rpma_read, rpma_write and
+ * rpma_flush would post it, in order, one doorbell.
+ */
+static void reads_writes_flush__as_single_calls(void **state)
+{
+	(void)state;
+	struct rpma_batch_op ops[4] = { write_op(0, 64, &ctx[0]), read_op(128, 4096, 32, &ctx[1]),
+					write_op(64, 64, &ctx[2]), flush_op(0, 128, &ctx[3]) };
+	ops[2].flags = RPMA_F_COMPLETION_ALWAYS;
+	int failed = 12345;
+	assert_int_equal(rpma_post_batch(conn, ops, 4, &failed), 0);
+	assert_int_equal(failed, -1);
+	assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), 1);
+	assert_int_equal(fake_verbs_sends(), 4);
+	expect_sent(0, IBV_WR_RDMA_WRITE, &ctx[0], false, RADDR, (uintptr_t)lbuf, 64);
+	expect_sent(1, IBV_WR_RDMA_READ, &ctx[1], true, RADDR + 4096, (uintptr_t)(lbuf + 128), 32);
+	expect_sent(2, IBV_WR_RDMA_WRITE, &ctx[2], true, RADDR + 64, (uintptr_t)lbuf, 64);
+	/* the flush's read lands in the library's sink, not in lbuf */
+	expect_sent(3, IBV_WR_RDMA_READ, NULL, true, RADDR, 0, 8);
+	complete_flush(3, &ctx[3]);
+}
+
+/*
+ * A last flush that completes only on error, or of an empty range: posted
+ * as rpma_flush posts them (remembered for its failure; one byte read,
+ * the one before the region's end)
+ */
+static void last_flush__unsignaled_and_empty(void **state)
+{
+	(void)state;
+	struct rpma_batch_op ops[2] = { write_op(0, 64, &ctx[0]), flush_op(0, 64, &ctx[1]) };
+	ops[1].flags = RPMA_F_COMPLETION_ON_ERROR;
+	assert_int_equal(rpma_post_batch(conn, ops, 2, NULL), 0);
+	expect_sent(1, IBV_WR_RDMA_READ, NULL, false, RADDR, 0, 8);
+
+	ops[1] = flush_op(RLEN, 0, &ctx[1]);
+	assert_int_equal(rpma_post_batch(conn, ops, 2, NULL), 0);
+	expect_sent(3, IBV_WR_RDMA_READ, NULL, true, RADDR + RLEN - 1, 0, 1);
+	complete_flush(3, &ctx[1]);
+	assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), 2);
+}
+
+/*
+ * A post that fails gives the flush's slot back: more failures than the
+ * connection has slots, at the flush and before it, and a batch still
+ * goes out and completes alone.
+ */
+static void post_fails__slot_given_back(void **state)
+{
+	(void)state;
+	struct rpma_batch_op ops[3] = { write_op(0, 64, NULL), write_op(64, 64, NULL),
+					flush_op(0, 128, &ctx[2]) };
+	for (int i = 0; i < 300; i++) {
+		const int at = i % 3;
+		fake_verbs_fail_send_at(at, ENOSPC);
+		int failed = -1;
+		assert_int_equal(rpma_post_batch(conn, ops, 3, &failed), RPMA_E_PROVIDER);
+		assert_int_equal(failed, at);
+	}
+	/* the elements before each failure went out */
+	const unsigned sends = fake_verbs_sends();
+	assert_int_equal(sends, 300);
+	assert_int_equal(rpma_post_batch(conn, ops, 3, NULL), 0);
+	assert_int_equal(fake_verbs_sends(), sends + 3);
+	complete_flush(sends + 2, &ctx[2]);
+	struct rpma_cq *cq = NULL;
+	assert_int_equal(rpma_conn_get_cq(conn, &cq), 0);
+	struct rpma_completion cmpl;
+	assert_int_equal(rpma_cq_get_completion(cq, &cmpl), RPMA_E_NO_COMPLETION);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +412,9 @@ int main(void)
 		T(flush_without_method),
 		T(provider_fails_whole_chain),
 		T(provider_fails_mid_chain),
+		T(reads_writes_flush__as_single_calls),
+		T(last_flush__unsignaled_and_empty),
+		T(post_fails__slot_given_back),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -754,6 +754,12 @@ static void iwarp__flush_read_is_fenced(void **state)
 						   IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE };
 	for (unsigned i = 0; i < 4; i++)
 		assert_int_equal(fake_verbs_send(sends + i)->wr.opcode, want[i]);
+	/* one flush alone, signaled (what a batch most often ends with): fenced too */
+	assert_int_equal(rpma_post_batch(conn, ops, 1, NULL), 0);
+	assert_int_equal(fake_verbs_sends(), sends + 6);
+	assert_int_equal(fake_verbs_send(sends + 4)->wr.opcode, IBV_WR_RDMA_READ);
+	assert_int_equal(fake_verbs_send(sends + 5)->wr.opcode, IBV_WR_RDMA_WRITE);
+	assert_true(fake_verbs_send(sends + 5)->wr.send_flags & IBV_SEND_FENCE);
 	fx_mr_remote_delete(&rmr);
 	fx_conn_delete(&conn);
 }
