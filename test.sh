@@ -69,6 +69,20 @@ configure() {
 	echo "$state" >"$dir/rpma-deps.state"
 }
 
+# quietly CMD...: CMD with its output kept back, and shown (its end) only
+# when it fails, so that a sanitizer or fuzzer build that breaks says why
+quietly() {
+	local log status=0
+	log=$(mktemp)
+	"$@" >"$log" 2>&1 || status=$?
+	if [ $status -ne 0 ]; then
+		echo "rpma-ng: failed ($status): $*" >&2
+		tail -n 80 "$log" >&2
+	fi
+	rm -f "$log"
+	return $status
+}
+
 # rdma and examples always: their harness installs and boots the VM
 configure "$build" -Dwerror=true -Dbuildtype=debugoptimized -Drdma_tests=enabled
 ninja -C "$build" -j"$jobs"
@@ -95,9 +109,9 @@ phase_done tests
 
 if [ $# -eq 0 ]; then
 	echo "rpma-ng: the device-free suites again, under ASan and UBSan"
-	configure "$sanitize_build" -Dwerror=true -Db_sanitize=address,undefined \
-		-Db_lundef=false -Drdma_tests=disabled -Dman_checks=disabled >/dev/null
-	ninja -C "$sanitize_build" -j"$jobs" >/dev/null
+	quietly configure "$sanitize_build" -Dwerror=true -Db_sanitize=address,undefined \
+		-Db_lundef=false -Drdma_tests=disabled -Dman_checks=disabled
+	quietly ninja -C "$sanitize_build" -j"$jobs"
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		meson test -C "$sanitize_build" --print-errorlogs --num-processes 2 \
 		--suite unit --suite cxx --suite abi || status=$?
@@ -107,10 +121,10 @@ if [ $# -eq 0 ]; then
 	echo "rpma-ng: the unit and C++ tests again, under ThreadSanitizer (suite tsan)"
 	tsan_build=${build}-tsan
 	# -O0: a quarter of the compile time, and the tests are short
-	configure "$tsan_build" -Dwerror=true -Dbuildtype=debug -Db_sanitize=thread \
+	quietly configure "$tsan_build" -Dwerror=true -Dbuildtype=debug -Db_sanitize=thread \
 		-Db_lundef=false -Drdma_tests=disabled -Dman_checks=disabled \
-		-Dpmem2=disabled >/dev/null
-	ninja -C "$tsan_build" -j"$jobs" tsan-targets >/dev/null
+		-Dpmem2=disabled
+	quietly ninja -C "$tsan_build" -j"$jobs" tsan-targets
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		meson test -C "$tsan_build" --no-rebuild --print-errorlogs --num-processes 2 \
 		--suite tsan || status=$?
@@ -119,9 +133,9 @@ if [ $# -eq 0 ]; then
 
 	echo "rpma-ng: the decoders of network bytes under libFuzzer (clang, ASan, UBSan)"
 	fuzz_build=${build}-fuzz
-	CC=clang CXX=clang++ configure "$fuzz_build" -Dwerror=true -Dfuzzer=true \
-		-Drdma_tests=disabled -Dman_checks=disabled -Dpmem2=disabled >/dev/null
-	ninja -C "$fuzz_build" -j"$jobs" fuzz-targets >/dev/null
+	CC=clang CXX=clang++ quietly configure "$fuzz_build" -Dwerror=true -Dfuzzer=true \
+		-Drdma_tests=disabled -Dman_checks=disabled -Dpmem2=disabled
+	quietly ninja -C "$fuzz_build" -j"$jobs" fuzz-targets
 	meson test -C "$fuzz_build" --no-rebuild --print-errorlogs --num-processes 2 \
 		--suite fuzz || status=$?
 	grep -h '^fuzz .* executions in' "$fuzz_build/meson-logs/testlog.txt" || true
