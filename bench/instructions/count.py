@@ -36,23 +36,25 @@ import tempfile
 ROUNDS = 1010
 
 # name: (case of the program, measured functions, operations per round, budget)
-# Budgets are today's figures and a margin of 2 %: a change that raises one
-# says why, and one that lowers it lowers the budget. doc/performance.md
-# gives the goals beside them.
+# Budgets are today's figures and a margin of 2 %, but never above a goal
+# that is met (the 1.x persistent write and its native flush: 180), so
+# that no change takes a met goal back: a change that raises one says why,
+# and one that lowers it lowers the budget. doc/performance.md gives the
+# goals beside them.
 FIGURES = [
-    ('write_flush_1x', 'write_flush_1x', ['measure_write_flush_1x'], 1, 194),
+    ('write_flush_1x', 'write_flush_1x', ['measure_write_flush_1x'], 1, 180),
     ('write_flush_completion', 'write_flush_completion',
-     ['measure_write_flush_completion'], 1, 198),
-    ('native_write_flush_1x', 'native_write_flush_1x', ['measure_write_flush_1x'], 1, 191),
-    ('batch_16_writes', 'batch_16_writes', ['measure_batch_16'], 16, 96),
-    ('batch_write_flush', 'batch_write_flush', ['measure_batch_1'], 1, 306),
+     ['measure_write_flush_completion'], 1, 187),
+    ('native_write_flush_1x', 'native_write_flush_1x', ['measure_write_flush_1x'], 1, 180),
+    ('batch_16_writes', 'batch_16_writes', ['measure_batch_16'], 16, 72),
+    ('batch_write_flush', 'batch_write_flush', ['measure_batch_1'], 1, 251),
     ('template_16_writes', 'template_16_writes', ['measure_template_16'], 16, 47),
-    ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 194),
+    ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 190),
     ('gpspm_initiator', 'gpspm_initiator',
-     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 838),
+     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 835),
     ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 608),
-    ('send', 'send', ['send_side'], 1, 143),
-    ('recv', 'recv', ['recv_side'], 1, 128),
+    ('send', 'send', ['send_side'], 1, 138),
+    ('recv', 'recv', ['recv_side'], 1, 123),
 ]
 SYSCALL_BUDGET = {'cq_wait': 2}
 
