@@ -91,6 +91,32 @@ int send_prepare(rpma_conn *conn, const rpma_mr_local *src, size_t offset, size_
 /* Gives back what a prepared work request holds, when it was not posted. */
 void flush_unprepare(rpma_conn *conn, prepared_wr *p);
 
+/* The METHOD_* bits of the native flushes, of either type. */
+constexpr uint8_t METHODS_NATIVE_FLUSH = METHOD_NATIVE_PERSISTENT | METHOD_NATIVE_VISIBILITY;
+
+/*
+ * The methods of a flush of type (checked) to dst that both the region
+ * offers and the fast paths of the connection can take
+ * (conn->fast_flush_methods: no read-after-write where its read needs a
+ * fence).
+ */
+[[gnu::always_inline]] inline uint8_t
+fast_flush_methods_of(const rpma_conn *conn, const rpma_mr_remote *dst, unsigned type)
+{
+	return conn->fast_flush_methods[type].load(std::memory_order_relaxed) &
+	       dst->flush_offer[type];
+}
+
+/*
+ * Whether best_flush_method() of such methods is read-after-write: what
+ * rpma_flush() and rpma_post_batch() post from their fast paths.
+ */
+[[gnu::always_inline]] inline bool fast_read_after_write(uint8_t methods)
+{
+	return (methods & (METHODS_NATIVE_FLUSH | METHOD_READ_AFTER_WRITE)) ==
+	       METHOD_READ_AFTER_WRITE;
+}
+
 /* The method of a flush of type to dst on conn: pick_flush_method(), inline. */
 [[gnu::always_inline]] inline rpma_flush_method
 flush_method_of(const rpma_conn *conn, const rpma_mr_remote *dst, rpma_flush_type type)

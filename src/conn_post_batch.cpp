@@ -201,10 +201,7 @@ RPMA_JUMP_TARGET static int batch_post_general(rpma_conn *conn, const rpma_batch
 	    op.with_imm || send_flags_of(op.flags) != IBV_SEND_SIGNALED || op.len == 0 ||
 	    !range_fits(dst->size, op.remote_offset, op.len))
 		return false;
-	constexpr uint8_t native = METHOD_NATIVE_PERSISTENT | METHOD_NATIVE_VISIBILITY;
-	const uint8_t both =
-	    conn->fast_flush_methods[type].load(std::memory_order_relaxed) & dst->flush_offer[type];
-	return (both & (native | METHOD_READ_AFTER_WRITE)) == METHOD_READ_AFTER_WRITE;
+	return fast_read_after_write(fast_flush_methods_of(conn, dst, type));
 }
 
 /*

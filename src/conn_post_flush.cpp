@@ -189,21 +189,16 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 		0))
 		return flush_checked(conn, dst, dst_offset, len, type, flags, op_context);
 
-	const unsigned t = type; /* one index for both arrays */
-	const uint8_t both =
-	    conn->fast_flush_methods[t].load(std::memory_order_relaxed) & dst->flush_offer[t];
-	constexpr uint8_t native = METHOD_NATIVE_PERSISTENT | METHOD_NATIVE_VISIBILITY;
+	const uint8_t both = fast_flush_methods_of(conn, dst, type);
 	/*
 	 * signaled, and best_flush_method() is read-after-write, and nothing of
 	 * it needs more (no fenced write: fast_flush_methods, no empty range)
 	 */
 	if (__builtin_expect(send_flags_of(flags) == IBV_SEND_SIGNALED &&
-				 (both & (native | METHOD_READ_AFTER_WRITE)) ==
-				     METHOD_READ_AFTER_WRITE &&
-				 len != 0,
+				 fast_read_after_write(both) && len != 0,
 			     1))
 		return flush_read_after_write_signaled(conn, dst, dst_offset, len, op_context);
-	if (send_flags_of(flags) == IBV_SEND_SIGNALED && (both & native))
+	if (send_flags_of(flags) == IBV_SEND_SIGNALED && (both & METHODS_NATIVE_FLUSH))
 		return flush_native_signaled(conn, dst, dst_offset, len, type, op_context);
 	return flush_general(conn, dst, dst_offset, len, type, flags, op_context);
 }

@@ -14,9 +14,9 @@
 #include <new>
 
 #include "conn.hpp"
+#include "conn_post.hpp"
 #include "err.hpp"
 #include "flush.hpp"
-#include "flush_method.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
 #include "post.hpp"
@@ -176,10 +176,9 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 
 	/* one flush of the range that covers every write */
 	rpma_conn *conn = t->conn;
-	const rpma_flush_method method = pick_flush_method(
-	    conn->usable_flush_methods[t->type].load(std::memory_order_relaxed), t->dst, t->type);
-	if (__builtin_expect(method != RPMA_FLUSH_METHOD_READ_AFTER_WRITE ||
-				 send_flags_of(flags) != IBV_SEND_SIGNALED || conn->read_fenced,
+	/* read-after-write without a fence: what rpma_flush() posts from its fast path */
+	if (__builtin_expect(!fast_read_after_write(fast_flush_methods_of(conn, t->dst, t->type)) ||
+				 send_flags_of(flags) != IBV_SEND_SIGNALED,
 			     0))
 		return post_as_batch(t, writes, count, flags, op_context);
 
