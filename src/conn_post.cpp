@@ -159,16 +159,30 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 	return conn->post_send(&wr);
 }
 
+/*
+ * What the entry of a one-sided operation checks before it jumps to its
+ * posting function: a connection that takes posts, flags, and the
+ * operation that one_sided_fits().
+ */
+[[gnu::always_inline]] static inline bool
+one_sided_entry_fits(const rpma_conn *conn, int flags, const rpma_mr_local *local,
+		     size_t local_offset, const rpma_mr_remote *remote, size_t remote_offset,
+		     size_t len, ibv_wr_opcode opcode)
+{
+	return __builtin_expect(
+	    conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
+		one_sided_fits(conn, local, local_offset, remote, remote_offset, len, opcode),
+	    1);
+}
+
 extern "C" {
 
 int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset,
 	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
 	      const void *op_context)
 {
-	if (__builtin_expect(
-		conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
-		    one_sided_fits(conn, dst, dst_offset, src, src_offset, len, IBV_WR_RDMA_READ),
-		1))
+	if (one_sided_entry_fits(conn, flags, dst, dst_offset, src, src_offset, len,
+				 IBV_WR_RDMA_READ))
 		return read_post(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
 	return read_checked(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
 }
@@ -177,10 +191,8 @@ int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	       const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 	       const void *op_context)
 {
-	if (__builtin_expect(
-		conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
-		    one_sided_fits(conn, src, src_offset, dst, dst_offset, len, IBV_WR_RDMA_WRITE),
-		1))
+	if (one_sided_entry_fits(conn, flags, src, src_offset, dst, dst_offset, len,
+				 IBV_WR_RDMA_WRITE))
 		return write_post(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
 	return write_checked(conn, dst, dst_offset, src, src_offset, len, flags, op_context);
 }
@@ -189,10 +201,8 @@ int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size
 			const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 			uint32_t imm, const void *op_context)
 {
-	if (__builtin_expect(conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
-				 one_sided_fits(conn, src, src_offset, dst, dst_offset, len,
-						IBV_WR_RDMA_WRITE_WITH_IMM),
-			     1))
+	if (one_sided_entry_fits(conn, flags, src, src_offset, dst, dst_offset, len,
+				 IBV_WR_RDMA_WRITE_WITH_IMM))
 		return post_one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
 				      IBV_WR_RDMA_WRITE_WITH_IMM, imm, op_context);
 	return one_sided(conn, src, src_offset, dst, dst_offset, len, flags,
