@@ -163,9 +163,15 @@ static void replica_failed(struct writer *w, struct replica *r, const char *why)
 	if (!r->alive)
 		return;
 	r->alive = false;
-	printf("writer: replica %d (%s) FAILED: %s; it holds %" PRIu64
+	/* with work in flight: how long it had been silent, what its connection's timeout bounds */
+	char silent[64] = "";
+
+	if (r->batches_in_flight > 0)
+		snprintf(silent, sizeof(silent), ", %.2f s after it last made progress",
+			 now_s() - r->last_progress);
+	printf("writer: replica %d (%s) FAILED: %s%s; it holds %" PRIu64
 	       " records of this run durably; %d %s left\n",
-	       r->number, r->name, why, records_below(w, r->durable), alive_replicas(w),
+	       r->number, r->name, why, silent, records_below(w, r->durable), alive_replicas(w),
 	       replicas(alive_replicas(w)));
 	fflush(stdout);
 	/* its descriptors leave the epoll set; what was in flight is dropped */
