@@ -39,7 +39,8 @@ SMOKE = re.compile(r'^rdma-smoke-')
 PASS, FAIL, SKIP = 'passed', 'failed', 'skipped'
 # lines of a failed case's output printed under its name, at most: CI
 # shows the end of the output, and a failure seen once must say why there
-WHY_LINES = 16
+# (a stall's report, tests/oracle, comes before a handful of closing lines)
+WHY_LINES = 32
 
 
 def suite_and_test(t):

@@ -519,6 +519,31 @@ static void records_range(unsigned p, unsigned long long lo, unsigned long long 
 	}
 }
 
+/*
+ * What a stall leaves to go on: whether the target served every GPSPM
+ * flush the client posted (the shared counters), and where each queue
+ * pair's packet sequence numbers stand (a requester's sq-psn beyond its
+ * peer's rq-psn: packets the transport never delivered), and the device's
+ * counters (retries, RNR NAKs, duplicates). Both processes are in this
+ * guest, so the rdma tool sees both ends.
+ */
+static void report_stall(void)
+{
+	if (GPSPM)
+		t_log("GPSPM: %llu persistent flushes posted, %llu served by the target",
+		      (unsigned long long)atomic_load(&counts[OP_FLUSH_P]),
+		      (unsigned long long)atomic_load(&sh->persist_calls));
+	FILE *qps = popen("rdma resource show qp 2>&1; rdma statistic show 2>&1", "r");
+	if (qps == NULL)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), qps)) {
+		line[strcspn(line, "\n")] = '\0';
+		t_log("rdma: %s", line);
+	}
+	pclose(qps);
+}
+
 /* waits until the window has room for operation n */
 static void wait_window(struct poster *ps, unsigned n)
 {
@@ -532,6 +557,7 @@ static void wait_window(struct poster *ps, unsigned n)
 				      ps->ops[i].signaled ? "signaled" : "unsignaled",
 				      atomic_load(&ps->ops[i].completed) ? "completed"
 									 : "not completed");
+			report_stall();
 			T_FAIL("thread %u: operation %d never finished", ps->p,
 			       atomic_load(&ps->finished) + 1);
 		}
@@ -543,8 +569,10 @@ static void wait_window(struct poster *ps, unsigned n)
 static void wait_room(const char *what, long long deadline)
 {
 	atomic_fetch_add(&room_waits, 1);
-	if (t_now_ms() > deadline)
+	if (t_now_ms() > deadline) {
+		report_stall();
 		T_FAIL("%s: no room in the flow control for %d ms", what, T_WAIT_MS);
+	}
 	int ret = rpma_conn_wait_flush_room(conn, 100);
 	if (ret && ret != RPMA_E_NO_COMPLETION)
 		T_OK(ret);
