@@ -100,8 +100,10 @@ void rpma::cq_serve_flushes(rpma_cq *cq, conn_flush *flush, gpspm_engine *gpspm)
 {
 	cq->flush = flush;
 	cq->gpspm = gpspm;
-	if (gpspm != nullptr || cq->served_by_thread)
+	if (cq->served_by_thread)
 		cq->take_path = TAKE_GENERAL;
+	else if (gpspm != nullptr)
+		cq->take_path = TAKE_GPSPM;
 	else
 		cq->take_path = flush ? TAKE_DIRECT_FLUSHES : TAKE_DIRECT_RECEIVES;
 }

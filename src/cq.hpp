@@ -30,9 +30,10 @@ struct gpspm_engine;
 namespace rpma
 {
 enum cq_take_path : uint8_t {
-	TAKE_GENERAL,	      /* GPSPM's order, or the thread's CQ: rpma_cq::take */
+	TAKE_GENERAL,	      /* the GPSPM thread's CQ: not the application's */
 	TAKE_DIRECT_FLUSHES,  /* direct, with the connection's flushes to translate */
 	TAKE_DIRECT_RECEIVES, /* direct, a CQ of receives only: nothing to translate */
+	TAKE_GPSPM,	      /* GPSPM's order, polled by the application: rpma_cq::take */
 };
 } /* namespace rpma */
 

@@ -434,15 +434,37 @@ RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *
 }
 
 /*
+ * rpma_cq_get_wc() of one completion on a CQ that GPSPM orders and the
+ * application polls (TAKE_GPSPM: the CQ is the application's): the take
+ * without the general path's checks and chunks, what every poll of a
+ * GPSPM initiator or target makes.
+ */
+[[gnu::noinline]] static int get_wc_gpspm(rpma_cq *cq, ibv_wc *wc, int *num_entries_got)
+{
+	uint64_t flushes;
+	const int got = cq->take(1, wc, &flushes);
+	if (got == 1) {
+		if (num_entries_got)
+			*num_entries_got = 1;
+		return 0;
+	}
+	return got == 0 ? RPMA_E_NO_COMPLETION : got;
+}
+
+/*
  * rpma_cq_get_wc() of any other kind: one completion of a CQ of receives
- * only, or the general path. Apart, so that the entry compares the take
- * path once.
+ * only or of a GPSPM connection, or the general path. Apart, so that the
+ * entry compares the take path once.
  */
 RPMA_JUMP_TARGET static int get_wc_other(rpma_cq *cq, int num_entries, ibv_wc *wc,
 					 int *num_entries_got)
 {
-	if (num_entries == 1 && cq->take_path == TAKE_DIRECT_RECEIVES)
-		return get_wc_direct<false>(cq, num_entries, wc, num_entries_got);
+	if (num_entries == 1) {
+		if (cq->take_path == TAKE_DIRECT_RECEIVES)
+			return get_wc_direct<false>(cq, num_entries, wc, num_entries_got);
+		if (cq->take_path == TAKE_GPSPM)
+			return get_wc_gpspm(cq, wc, num_entries_got);
+	}
 	return get_wc_general(cq, num_entries, wc, num_entries_got);
 }
 

@@ -1807,6 +1807,39 @@ static void order__read_waits_for_unsignaled_flush(void **state)
 	expect_nothing();
 }
 
+/*
+ * One entry at a time through rpma_cq_get_wc (its GPSPM path): the count
+ * is set with the completion, left alone without one, and a failed poll
+ * says so and loses nothing.
+ */
+static void order__get_wc_one_entry(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	op_completes(0x78, IBV_WC_RDMA_WRITE);
+	struct ibv_wc wc;
+	int got = 77;
+	assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, &got), RPMA_E_NO_COMPLETION);
+	assert_int_equal(got, 77);
+	answer(a, ST_OK);
+	fake_verbs_fail(FAKE_POLL_CQ, 1, EIO);
+	assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, &got), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), -EIO);
+	assert_int_equal(got, 77);
+	assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, &got), 0);
+	assert_int_equal(got, 1);
+	assert_int_equal(wc.wr_id, (uintptr_t)&ctx);
+	assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
+	got = 77;
+	assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, &got), 0);
+	assert_int_equal(got, 1);
+	assert_int_equal(wc.wr_id, 0x78);
+	assert_int_equal(wc.opcode, IBV_WC_RDMA_WRITE);
+	expect_nothing();
+}
+
 /* held completions come out in post order, one call at a time too */
 static void order__held_in_post_order(void **state)
 {
@@ -2183,6 +2216,7 @@ int main(void)
 		T(client__flow_control_own_depth),
 		T(client__unsignaled),
 		T(order__read_waits_for_unsignaled_flush),
+		T(order__get_wc_one_entry),
 		T(order__held_in_post_order),
 		T(order__answer_before_send),
 		T(order__failure_releases_in_order),
