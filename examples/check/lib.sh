@@ -133,10 +133,12 @@ run() {
 	STATUS[$name]=$?
 }
 
-# status_is NAME CODE: NAME ended with exit status CODE
+# status_is NAME CODE: NAME ended with exit status CODE (a NAME that never
+# ran fails it too, and the check goes on to show every output)
 status_is() {
 	finish "$1"
-	[ "${STATUS[$1]}" = "$2" ] || fail "$1 exited with status ${STATUS[$1]}, expected $2"
+	[ "${STATUS[$1]:-}" = "$2" ] ||
+		fail "$1 exited with status ${STATUS[$1]:-none (it never ran)}, expected $2"
 }
 ok() { status_is "$1" 0; }
 
