@@ -96,7 +96,7 @@ struct rpma_cq {
 	 * Polls and handles completions of a GPSPM connection's CQ into out,
 	 * until out is full, or with max, up to max of them whatever out holds
 	 * (the rest is held for a later take). How many entries it polled, or
-	 * RPMA_E_PROVIDER.
+	 * RPMA_E_PROVIDER. Inline in cq_take.cpp, whose takes alone call it.
 	 */
 	int poll_ordered(rpma::completion_out *out, int max);
 	/*

@@ -229,7 +229,8 @@ int rpma_cq::take_translated(completion_out *out)
 	return out->count;
 }
 
-int rpma_cq::poll_ordered(completion_out *out, int max)
+/* inline: each caller gives max as a constant, and a GPSPM take makes no other call */
+[[gnu::always_inline]] inline int rpma_cq::poll_ordered(completion_out *out, int max)
 {
 	gpspm_engine *g = gpspm;
 	int polled_total = 0;
@@ -237,9 +238,23 @@ int rpma_cq::poll_ordered(completion_out *out, int max)
 		/*
 		 * Through a buffer of its own: an answer can release held
 		 * completions into out faster than entries are read.
+		 *
+		 * A side that sends no request (a target) reads up to 16
+		 * entries a poll whatever out's room: nearly all it polls is
+		 * the library's own (a request to serve, an answer's send),
+		 * which takes no room, so that a take of one completion reads
+		 * them with one poll rather than one poll each; what is the
+		 * application's beyond out's room is held, in its order, for
+		 * the next take (never more than can be held). An initiator
+		 * reads only what out has room for: an answer it reads gives
+		 * its flush's place in the flow control back, and with the
+		 * flush's completion held the application could have more
+		 * flushes posted and not taken than the target takes at a time.
 		 */
 		ibv_wc polled[16];
-		const int room = max ? max - polled_total : out->n - out->count;
+		const int room =
+		    max ? max - polled_total
+			: out->n - out->count + (gpspm_agreed(g) ? 0 : gpspm_hold_room(g));
 		const int want = room < 16 ? room : 16;
 		if (want <= 0)
 			break;
@@ -256,7 +271,8 @@ int rpma_cq::poll_ordered(completion_out *out, int max)
 						gpspm_request) == gpspm_request) {
 				gpspm_request_sent(g, flush, slot, w, out);
 			} else if (g->owns(w.wr_id)) {
-				gpspm_handle(g, flush, w, out);
+				if (!g->answer_went_out(w))
+					gpspm_handle(g, flush, w, out);
 			} else {
 				ibv_wc c;
 				const translated t = translate(flush, w, &c);
@@ -281,7 +297,7 @@ int rpma_cq::poll_ordered(completion_out *out, int max)
 	gpspm_engine *g = cq->gpspm;
 	conn_flush *flush = cq->flush;
 	const bool drained = flush->orphaned();
-	gpspm_release(g, drained, out);
+	gpspm_release_held(g, drained, out);
 	const int ret = cq->poll_ordered(out, 0);
 	*polled = ret > 0 ? ret : 0;
 	if (ret < 0 && out->count == 0)
@@ -434,6 +450,26 @@ RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *
 }
 
 /*
+ * One completion of a CQ that GPSPM orders (TAKE_GPSPM: its flush and
+ * gpspm are set), taken as rpma_cq::take() of one would take it, without
+ * that function's tests of what the take path already says: 1 (and
+ * *is_flush, unless NULL), 0 or RPMA_E_PROVIDER.
+ */
+[[gnu::always_inline]] static inline int take_one_gpspm(rpma_cq *cq, ibv_wc *wc, bool *is_flush)
+{
+	uint64_t flushes = 0;
+	completion_out out{ wc, &flushes, 1, 0 };
+	gpspm_engine *g = cq->gpspm;
+	int polled;
+	gpspm_take_begin(g);
+	const int got = take_ordered_counting(cq, &out, &polled);
+	gpspm_take_end(g);
+	if (is_flush)
+		*is_flush = flushes & 1;
+	return got;
+}
+
+/*
  * rpma_cq_get_wc() of one completion on a CQ that GPSPM orders and the
  * application polls (TAKE_GPSPM: the CQ is the application's): the take
  * without the general path's checks and chunks, what every poll of a
@@ -441,11 +477,23 @@ RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *
  */
 [[gnu::noinline]] static int get_wc_gpspm(rpma_cq *cq, ibv_wc *wc, int *num_entries_got)
 {
-	uint64_t flushes;
-	const int got = cq->take(1, wc, &flushes);
+	int got = take_one_gpspm(cq, wc, nullptr);
 	if (got == 1) {
 		if (num_entries_got)
 			*num_entries_got = 1;
+		return 0;
+	}
+	return got == 0 ? RPMA_E_NO_COMPLETION : got;
+}
+
+/* rpma_cq_get_completion() on a CQ that GPSPM orders and the application polls */
+[[gnu::noinline]] static int get_completion_gpspm(rpma_cq *cq, rpma_completion *cmpl)
+{
+	ibv_wc wc;
+	bool is_flush;
+	const int got = take_one_gpspm(cq, &wc, &is_flush);
+	if (got == 1) {
+		completion_from_wc(wc, is_flush, cmpl);
 		return 0;
 	}
 	return got == 0 ? RPMA_E_NO_COMPLETION : got;
@@ -489,6 +537,8 @@ int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
 		return get_completion_direct<true>(cq, cmpl);
 	if (cq->take_path == TAKE_DIRECT_RECEIVES)
 		return get_completion_direct<false>(cq, cmpl);
+	if (cq->take_path == TAKE_GPSPM)
+		return get_completion_gpspm(cq, cmpl);
 	return get_completion_general(cq, cmpl);
 }
 

@@ -46,14 +46,17 @@ uint32_t index_of(const gpspm_engine *g, uint64_t wr_id)
 	    GPSPM_SLOT_SIZE);
 }
 
-int post_receive(gpspm_engine *g, uint32_t index)
+/* inline: every request served and every answer taken posts its buffer again */
+[[gnu::always_inline]] inline int post_receive(gpspm_engine *g, uint32_t index)
 {
-	ibv_sge sge{};
+	/* every field of both is set: nothing to clear first */
+	ibv_sge sge;
 	sge.addr = wr_id_at(g, index);
 	sge.length = GPSPM_SLOT_SIZE;
 	sge.lkey = g->buffers_mr->lkey;
-	ibv_recv_wr wr{};
-	wr.wr_id = wr_id_at(g, index);
+	ibv_recv_wr wr;
+	wr.wr_id = sge.addr;
+	wr.next = nullptr;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	ibv_recv_wr *bad_wr;
@@ -363,16 +366,6 @@ bool gpspm_agree(gpspm_engine *g, uint32_t target_depth)
 	return true;
 }
 
-void gpspm_take_begin(gpspm_engine *g)
-{
-	pthread_mutex_lock(&g->take_lock);
-}
-
-void gpspm_take_end(gpspm_engine *g)
-{
-	pthread_mutex_unlock(&g->take_lock);
-}
-
 int gpspm_start(gpspm_engine *g, rdma_cm_id *id)
 {
 	g->id = id;
@@ -401,7 +394,16 @@ int gpspm_delete(gpspm_engine **gpspm_ptr)
 	return ret;
 }
 
-void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completion_out *out)
+namespace
+{
+
+/*
+ * gpspm_handle() of a failed completion, or of an answer sent: apart, so
+ * that a message received, what nearly every call handles, is reached
+ * with one test.
+ */
+[[gnu::noinline]] void handle_sent_or_failed(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc,
+					     completion_out *out)
 {
 	if (wc.wr_id == answer_wr_id(g)) {
 		/* flushed: the queue pair is down already, by a disconnect or a failure seen */
@@ -412,13 +414,27 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 		}
 		return;
 	}
+	if (wc.status == IBV_WC_SUCCESS) {
+		/* a send naming a receive buffer: the library posts none */
+		RPMA_LOG_ERROR("GPSPM completion of a send it never made (opcode %d): ignored",
+			       wc.opcode);
+		return;
+	}
 
-	/* a receive buffer: it held a message, or the queue pair failed */
-	if (wc.status != IBV_WC_SUCCESS) {
-		if (!g->broken.load(std::memory_order_relaxed) && wc.status != IBV_WC_WR_FLUSH_ERR)
-			RPMA_LOG_ERROR("GPSPM receive failed: %s", verbs::wc_status_str(wc.status));
-		fail_in_flight(g, flush, wc.status, out);
-		gpspm_release(g, false, out);
+	/* a receive buffer: the queue pair failed */
+	if (!g->broken.load(std::memory_order_relaxed) && wc.status != IBV_WC_WR_FLUSH_ERR)
+		RPMA_LOG_ERROR("GPSPM receive failed: %s", verbs::wc_status_str(wc.status));
+	fail_in_flight(g, flush, wc.status, out);
+	gpspm_release(g, false, out);
+}
+
+} /* namespace */
+
+void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completion_out *out)
+{
+	/* a receive buffer that held a message, unless it failed or is the answers' */
+	if (__builtin_expect(wc.status != IBV_WC_SUCCESS || wc.opcode == IBV_WC_SEND, 0)) {
+		handle_sent_or_failed(g, flush, wc, out);
 		return;
 	}
 
@@ -449,7 +465,7 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 	case GPSPM_KIND_ANSWER:
 		on_answer(g, flush, m, out);
 		/* the completions held behind the answered request */
-		gpspm_release(g, false, out);
+		gpspm_release_held(g, false, out);
 		return;
 	case GPSPM_KIND_SHORT_REQUEST:
 		RPMA_LOG_ERROR("GPSPM request of %u bytes, need %u: refused", len,
@@ -519,16 +535,6 @@ void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out)
 		return;
 	g->held_count -= taken;
 	memmove(&g->held[0], &g->held[taken], g->held_count * sizeof(g->held[0]));
-}
-
-bool gpspm_holds(const gpspm_engine *g)
-{
-	return g->held_count != 0;
-}
-
-int gpspm_hold_room(const gpspm_engine *g)
-{
-	return static_cast<int>(g->held_capacity - g->held_count);
 }
 
 } /* namespace rpma */

@@ -129,6 +129,17 @@ struct gpspm_engine {
 		return offset <= static_cast<uintptr_t>(depth) * GPSPM_SLOT_SIZE &&
 		       offset % GPSPM_SLOT_SIZE == 0;
 	}
+
+	/*
+	 * Whether wc, one of owns(), is an answer of this side sent without
+	 * error: nothing to do, the case of every other completion a target
+	 * polls. The only sends the library's buffers name are answers (a
+	 * failed completion's opcode means nothing: its status comes first).
+	 */
+	static bool answer_went_out(const ibv_wc &wc)
+	{
+		return wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND;
+	}
 };
 
 /*
@@ -179,10 +190,23 @@ void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_o
 void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out);
 
 /* Whether completions are held (a connection that is down: still to be taken). */
-bool gpspm_holds(const gpspm_engine *g);
+inline bool gpspm_holds(const gpspm_engine *g)
+{
+	return g->held_count != 0;
+}
+
+/* gpspm_release() where completions are held: nearly every take holds none */
+inline void gpspm_release_held(gpspm_engine *g, bool ready_all, completion_out *out)
+{
+	if (__builtin_expect(gpspm_holds(g), 0))
+		gpspm_release(g, ready_all, out);
+}
 
 /* How many more completions may be held now; under take_lock. */
-int gpspm_hold_room(const gpspm_engine *g);
+inline int gpspm_hold_room(const gpspm_engine *g)
+{
+	return static_cast<int>(g->held_capacity - g->held_count);
+}
 
 /*
  * The target's peer configuration says it takes target_depth requests at
@@ -219,10 +243,18 @@ inline bool gpspm_has_room(const gpspm_engine *g)
 /*
  * Brackets every poll of the connection's CQ and the handling of what it
  * polled: one poller at a time (take_lock). The persist functions run
- * inside, so they must not poll that CQ themselves.
+ * inside, so they must not poll that CQ themselves. Inline: every GPSPM
+ * poll takes the lock, and a call of its own would cost more than it.
  */
-void gpspm_take_begin(gpspm_engine *g);
-void gpspm_take_end(gpspm_engine *g);
+inline void gpspm_take_begin(gpspm_engine *g)
+{
+	pthread_mutex_lock(&g->take_lock);
+}
+
+inline void gpspm_take_end(gpspm_engine *g)
+{
+	pthread_mutex_unlock(&g->take_lock);
+}
 
 /*
  * A GPSPM message of len bytes at msg, sent inline (the library keeps no

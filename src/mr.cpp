@@ -163,26 +163,43 @@ static void gpspm_withdraw(gpspm_registry *r, rpma_mr_local *mr)
  * The region with rkey that offers GPSPM, [raddr, raddr + len) inside it;
  * NULL with *status saying why not. The read lock must be held.
  */
-static rpma_mr_local *gpspm_region(const gpspm_registry *r, uint32_t rkey, uint64_t raddr,
-				   uint64_t len, uint8_t *status)
+/* gpspm_region()'s refusals, logged: out of line, so that a lookup that finds saves no register */
+[[gnu::cold, gnu::noinline]] static void gpspm_out_of_range(const ibv_mr *mr, uint64_t raddr,
+							    uint64_t len, uint8_t *status)
+{
+	RPMA_LOG_ERROR("GPSPM request for %llu bytes at %#llx: outside the region of %zu bytes "
+		       "at %#llx",
+		       static_cast<unsigned long long>(len), static_cast<unsigned long long>(raddr),
+		       mr->length,
+		       static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(mr->addr)));
+	*status = rpma::GPSPM_OUT_OF_RANGE;
+}
+
+[[gnu::cold, gnu::noinline]] static void gpspm_no_region(uint32_t rkey, uint8_t *status)
+{
+	RPMA_LOG_ERROR("GPSPM request for rkey %#x: no region with that key offers GPSPM", rkey);
+	*status = rpma::GPSPM_NO_REGION;
+}
+
+/*
+ * The region of the registry with rkey, when [raddr, raddr + len) lies
+ * inside it; NULL and *status otherwise (logged). Under the registry's lock.
+ */
+[[gnu::always_inline]] static inline rpma_mr_local *
+gpspm_region(const gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t *status)
 {
 	for (rpma_mr_local *mr = r->head; mr != nullptr; mr = mr->gpspm_next) {
-		if (mr->mr->rkey != rkey)
+		const ibv_mr *ibv = mr->mr;
+		if (ibv->rkey != rkey)
 			continue;
-		const uint64_t base = reinterpret_cast<uintptr_t>(mr->mr->addr);
-		if (!rpma::gpspm_range_inside(base, mr->mr->length, raddr, len)) {
-			RPMA_LOG_ERROR("GPSPM request for %llu bytes at %#llx: outside the region "
-				       "of %zu bytes at %#llx",
-				       static_cast<unsigned long long>(len),
-				       static_cast<unsigned long long>(raddr), mr->mr->length,
-				       static_cast<unsigned long long>(base));
-			*status = rpma::GPSPM_OUT_OF_RANGE;
+		const uint64_t base = reinterpret_cast<uintptr_t>(ibv->addr);
+		if (__builtin_expect(!rpma::gpspm_range_inside(base, ibv->length, raddr, len), 0)) {
+			gpspm_out_of_range(ibv, raddr, len, status);
 			return nullptr;
 		}
 		return mr;
 	}
-	RPMA_LOG_ERROR("GPSPM request for rkey %#x: no region with that key offers GPSPM", rkey);
-	*status = rpma::GPSPM_NO_REGION;
+	gpspm_no_region(rkey, status);
 	return nullptr;
 }
 

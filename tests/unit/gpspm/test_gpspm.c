@@ -1196,6 +1196,34 @@ static void client__get_completions_one_by_one(void **state)
 }
 
 /*
+ * An initiator's take reads no more than it has room for: each answer it
+ * reads gives its flush's place back, so that taking one flush's
+ * completion frees one place, and the flushes posted and not taken never
+ * outnumber what the target takes at a time.
+ */
+static void client__a_take_frees_one_place(void **state)
+{
+	(void)state;
+	static int ctx[TARGET_DEPTH + 1];
+	struct req r[TARGET_DEPTH];
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		r[i] = flush(0, 8, ALWAYS, &ctx[i]);
+	for (int i = 0; i < TARGET_DEPTH; i++) {
+		sent(r[i], IBV_WC_SUCCESS);
+		answer(r[i], ST_OK);
+	}
+	expect_flush(&ctx[0], IBV_WC_SUCCESS);
+	/* the other requests' sends and answers are still in the CQ */
+	assert_int_equal(fake_verbs_wcs_queued(g.icq), 2 * (TARGET_DEPTH - 1));
+	flush(0, 8, ALWAYS, &ctx[TARGET_DEPTH]);
+	FX_REFUSED(RPMA_E_AGAIN, rpma_flush(g.conn, rmr, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT, ALWAYS,
+					    &ctx[TARGET_DEPTH]));
+	for (int i = 1; i < TARGET_DEPTH; i++)
+		expect_flush(&ctx[i], IBV_WC_SUCCESS);
+	expect_nothing();
+}
+
+/*
  * The target side
  */
 
@@ -1398,6 +1426,55 @@ static void target__hidden_among_completions(void **state)
 	deliver(&g, m, sizeof(m), IBV_WC_RECV);
 	assert_int_equal(rpma_cq_get_wc(g.cq, 4, wc, &got), RPMA_E_NO_COMPLETION);
 	assert_int_equal(persist_calls(), 4);
+}
+
+/*
+ * A pure target (it sends no request) reads what its CQ holds with one
+ * poll: the completion of an answer it sent, a request to serve, and the
+ * application's completions behind them; those that a take of one has no
+ * room for are held and come with the next takes, in order, once each,
+ * without another poll.
+ */
+static void target__one_poll_for_a_take(void **state)
+{
+	(void)state;
+	struct gconn t;
+	gconn_open(&t, RPMA_GPSPM_POLLED, DEPTH);
+	uint8_t m[32];
+	request_msg(m, 1, 1, fx_mr_rkey(lmr), at(0), 64);
+	unsigned sends = fake_verbs_sends();
+	deliver(&t, m, sizeof(m), IBV_WC_RECV);
+	struct rpma_completion c;
+	assert_int_equal(rpma_cq_get_completion(t.cq, &c), RPMA_E_NO_COMPLETION);
+	assert_int_equal(persist_calls(), 1);
+	assert_int_equal(fake_verbs_sends(), sends + 1);
+
+	struct ibv_wc went = fx_wc(fake_verbs_send(sends)->wr.wr_id, IBV_WC_SEND, IBV_WC_SUCCESS);
+	fake_verbs_push_wc(t.icq, &went);
+	request_msg(m, 2, 2, fx_mr_rkey(lmr), at(64), 64);
+	deliver(&t, m, sizeof(m), IBV_WC_RECV);
+	struct ibv_wc w1 = fx_wc(0x41, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
+	struct ibv_wc w2 = fx_wc(0x42, IBV_WC_RDMA_READ, IBV_WC_SUCCESS);
+	fake_verbs_push_wc(t.icq, &w1);
+	fake_verbs_push_wc(t.icq, &w2);
+
+	const unsigned polls = fake_verbs_calls(FAKE_POLL_CQ);
+	assert_int_equal(rpma_cq_get_completion(t.cq, &c), 0);
+	assert_ptr_equal(c.op_context, (void *)0x41);
+	assert_int_equal(c.op, RPMA_OP_WRITE);
+	assert_int_equal(fake_verbs_calls(FAKE_POLL_CQ), polls + 1);
+	assert_int_equal(fake_verbs_wcs_queued(t.icq), 0);
+	assert_int_equal(persist_calls(), 2);
+	struct ibv_wc wc;
+	int got = 0;
+	assert_int_equal(rpma_cq_get_wc(t.cq, 1, &wc, &got), 0);
+	assert_int_equal(got, 1);
+	assert_int_equal(wc.wr_id, 0x42);
+	assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
+	/* the held one came without a poll */
+	assert_int_equal(fake_verbs_calls(FAKE_POLL_CQ), polls + 1);
+	assert_int_equal(rpma_cq_get_completion(t.cq, &c), RPMA_E_NO_COMPLETION);
+	fx_conn_delete(&t.conn);
 }
 
 /* a pure target serves while it waits for completions that never come */
@@ -1840,6 +1917,28 @@ static void order__get_wc_one_entry(void **state)
 	expect_nothing();
 }
 
+/* the same through rpma_cq_get_completion (its GPSPM path) */
+static void order__get_completion_one_entry(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	op_completes(0x79, IBV_WC_RDMA_WRITE);
+	expect_nothing();
+	answer(a, ST_OK);
+	fake_verbs_fail(FAKE_POLL_CQ, 1, EIO);
+	struct rpma_completion c;
+	assert_int_equal(rpma_cq_get_completion(g.cq, &c), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), -EIO);
+	expect_flush(&ctx, IBV_WC_SUCCESS);
+	assert_int_equal(rpma_cq_get_completion(g.cq, &c), 0);
+	assert_ptr_equal(c.op_context, (void *)0x79);
+	assert_int_equal(c.op, RPMA_OP_WRITE);
+	assert_int_equal(c.op_status, IBV_WC_SUCCESS);
+	expect_nothing();
+}
+
 /* held completions come out in post order, one call at a time too */
 static void order__held_in_post_order(void **state)
 {
@@ -2217,6 +2316,7 @@ int main(void)
 		T(client__unsignaled),
 		T(order__read_waits_for_unsignaled_flush),
 		T(order__get_wc_one_entry),
+		T(order__get_completion_one_entry),
 		T(order__held_in_post_order),
 		T(order__answer_before_send),
 		T(order__failure_releases_in_order),
@@ -2242,6 +2342,7 @@ int main(void)
 		T(client__receive_fails),
 		T(client__get_completions),
 		T(client__get_completions_one_by_one),
+		T(client__a_take_frees_one_place),
 		T(target__persists_the_range),
 		T(target__answer_not_posted),
 		T(target__edges),
@@ -2250,6 +2351,7 @@ int main(void)
 		T(target__withdrawn),
 		T(target__short_request),
 		T(target__hidden_among_completions),
+		T(target__one_poll_for_a_take),
 		T(target__served_while_waiting),
 		T(target__answers_in_order_whoever_polls),
 		T(thread__serves_and_stops),
