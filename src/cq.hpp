@@ -90,7 +90,7 @@ struct rpma_cq {
 	int take(int n, ibv_wc *wc, uint64_t *flushes);
 	/* take() for the main CQ of a connection without GPSPM */
 	int take_translated(rpma::completion_out *out);
-	/* take() for the main CQ of a GPSPM connection, its poller's lock held */
+	/* take() for the main CQ of a GPSPM connection: takes the poller's lock */
 	int take_ordered(rpma::completion_out *out);
 	/*
 	 * Polls and handles completions of a GPSPM connection's CQ into out,

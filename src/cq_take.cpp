@@ -69,21 +69,9 @@ int rpma_cq::take(int n, ibv_wc *wc, uint64_t *flushes)
 	if (flush == nullptr)
 		return poll(n, wc); /* receives only: nothing of the library's */
 	completion_out out{ wc, flushes, n, 0 };
-	gpspm_engine *g = gpspm;
-	if (g == nullptr)
+	if (gpspm == nullptr)
 		return take_translated(&out);
-
-	/*
-	 * GPSPM: a request polled by one thread and served by it while
-	 * another polls and serves a later one could be answered second, and
-	 * its initiator would take the later answer for both; and the
-	 * completions held for their turn are handed out in order: one
-	 * poller at a time.
-	 */
-	gpspm_take_begin(g);
-	const int ret = take_ordered(&out);
-	gpspm_take_end(g);
-	return ret;
+	return take_ordered(&out);
 }
 
 /* What a polled completion is for the application, GPSPM's own work aside. */
@@ -308,10 +296,27 @@ int rpma_cq::take_translated(completion_out *out)
 	return out->count;
 }
 
+/*
+ * take_ordered_counting() under the GPSPM lock. One poller at a time: a
+ * request polled by one thread and served by it while another polls and
+ * serves a later one could be answered second, and its initiator would
+ * take the later answer for both; and the completions held for their turn
+ * are handed out in order.
+ */
+[[gnu::always_inline]] static inline int take_ordered_locked(rpma_cq *cq, completion_out *out,
+							     int *polled)
+{
+	gpspm_engine *g = cq->gpspm;
+	gpspm_take_begin(g);
+	const int ret = take_ordered_counting(cq, out, polled);
+	gpspm_take_end(g);
+	return ret;
+}
+
 int rpma_cq::take_ordered(completion_out *out)
 {
 	int polled;
-	return take_ordered_counting(this, out, &polled);
+	return take_ordered_locked(this, out, &polled);
 }
 
 int rpma_cq::absorb()
@@ -329,7 +334,6 @@ int rpma_cq::absorb()
 
 int rpma_cq::serve(int *dropped)
 {
-	gpspm_engine *g = gpspm;
 	int polled = 0;
 	*dropped = 0;
 	for (;;) {
@@ -337,9 +341,7 @@ int rpma_cq::serve(int *dropped)
 		uint64_t flushes = 0;
 		completion_out out{ wc, &flushes, 16, 0 };
 		int polled_now;
-		gpspm_take_begin(g);
-		const int ret = take_ordered_counting(this, &out, &polled_now);
-		gpspm_take_end(g);
+		const int ret = take_ordered_locked(this, &out, &polled_now);
 		if (ret < 0)
 			return polled ? polled : ret;
 		polled += polled_now;
@@ -459,11 +461,8 @@ RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *
 {
 	uint64_t flushes = 0;
 	completion_out out{ wc, &flushes, 1, 0 };
-	gpspm_engine *g = cq->gpspm;
 	int polled;
-	gpspm_take_begin(g);
-	const int got = take_ordered_counting(cq, &out, &polled);
-	gpspm_take_end(g);
+	const int got = take_ordered_locked(cq, &out, &polled);
 	if (is_flush)
 		*is_flush = flushes & 1;
 	return got;

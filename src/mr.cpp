@@ -159,10 +159,6 @@ static void gpspm_withdraw(gpspm_registry *r, rpma_mr_local *mr)
 	pthread_rwlock_unlock(&r->lock);
 }
 
-/*
- * The region with rkey that offers GPSPM, [raddr, raddr + len) inside it;
- * NULL with *status saying why not. The read lock must be held.
- */
 /* gpspm_region()'s refusals, logged: out of line, so that a lookup that finds saves no register */
 [[gnu::cold, gnu::noinline]] static void gpspm_out_of_range(const ibv_mr *mr, uint64_t raddr,
 							    uint64_t len, uint8_t *status)
@@ -182,8 +178,8 @@ static void gpspm_withdraw(gpspm_registry *r, rpma_mr_local *mr)
 }
 
 /*
- * The region of the registry with rkey, when [raddr, raddr + len) lies
- * inside it; NULL and *status otherwise (logged). Under the registry's lock.
+ * The region with rkey that offers GPSPM, [raddr, raddr + len) inside it;
+ * NULL with *status saying why not (logged). The read lock must be held.
  */
 [[gnu::always_inline]] static inline rpma_mr_local *
 gpspm_region(const gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t *status)
