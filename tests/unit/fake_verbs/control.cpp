@@ -156,6 +156,7 @@ void reset_locked()
 	state &s = st();
 	negative_post_errors = false;
 	send_fail_index = -1;
+	before_post_send = nullptr;
 
 	/* free what the library left behind, in an order that is always safe */
 	std::vector<std::pair<void *, kind>> objs(s.live.begin(), s.live.end());

@@ -126,6 +126,8 @@ struct fake_send_record {
 	struct ibv_sge sge[4];
 	uint8_t inline_data[64]; /* copy of the bytes of IBV_SEND_INLINE posts */
 	struct ibv_qp *qp;
+	/* where the work request was: post_send's only (else NULL) */
+	const struct ibv_send_wr *posted_from;
 	bool native_atomic_write; /* posted through post_atomic_write */
 	/* posted through post_send_ex (the ibv_qp_ex work-request API) */
 	bool posted_ex;
@@ -267,6 +269,13 @@ void fake_verbs_set_negative_post_errors(bool negative);
  * ibv_wr_complete does.
  */
 void fake_verbs_fail_send_at(int index, int err);
+
+/*
+ * The next post_send calls fn(arg) first, before it looks at its chain and
+ * outside the fake's lock: what another thread posting in the middle of a
+ * post would do (fn may post itself). Once; fn NULL takes it back.
+ */
+void fake_verbs_before_next_post_send(void (*fn)(void *arg), void *arg);
 
 /*
  * device_cap_flags_ex bits the fake reports (kernel uapi values; rdma-core

@@ -264,6 +264,9 @@ extern bool negative_post_errors;
 /* fake_verbs_fail_send_at: the chain element the next post_send fails at */
 extern int send_fail_index;
 extern int send_fail_err;
+/* fake_verbs_before_next_post_send: what the next post_send calls first */
+extern void (*before_post_send)(void *arg);
+extern void *before_post_send_arg;
 
 /* cm_event.cpp: event channels and connection events */
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 using namespace fake;
@@ -21,6 +22,8 @@ bool negative_post_errors;
 /* fake_verbs_fail_send_at: the chain element the next post_send fails at */
 int send_fail_index = -1;
 int send_fail_err;
+void (*before_post_send)(void *arg);
+void *before_post_send_arg;
 
 } /* namespace fake */
 
@@ -49,6 +52,15 @@ namespace rpma::verbs
 int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 {
 	state &s = st();
+	void (*before)(void *) = nullptr;
+	void *before_arg = nullptr;
+	{
+		guard g(s.lock);
+		std::swap(before, before_post_send);
+		before_arg = before_post_send_arg;
+	}
+	if (before)
+		before(before_arg);
 	guard g(s.lock);
 	if (bad_wr)
 		*bad_wr = nullptr;
@@ -83,6 +95,7 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 		rec.wr = *w;
 		rec.wr.next = nullptr;
 		rec.qp = qp;
+		rec.posted_from = w;
 		for (int i = 0; i < w->num_sge && i < 4; ++i)
 			rec.sge[i] = w->sg_list[i];
 		rec.wr.sg_list = w->num_sge > 0 ? rec.sge : nullptr;
@@ -314,6 +327,13 @@ void fake_verbs_fail_send_at(int index, int err)
 	guard g(st().lock);
 	send_fail_index = index;
 	send_fail_err = err;
+}
+
+void fake_verbs_before_next_post_send(void (*fn)(void *arg), void *arg)
+{
+	guard g(st().lock);
+	before_post_send = fn;
+	before_post_send_arg = arg;
 }
 
 void fake_verbs_set_negative_post_errors(bool negative)

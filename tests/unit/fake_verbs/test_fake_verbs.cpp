@@ -328,6 +328,9 @@ void post_send_deep_copy(void **)
 	assert_ptr_equal(r->qp, q.id->qp);
 	assert_int_equal(fake_verbs_send(1)->wr.wr_id, 2);
 	assert_null(fake_verbs_send(1)->wr.sg_list);
+	/* where each element was */
+	assert_ptr_equal(r->posted_from, &wr);
+	assert_ptr_equal(fake_verbs_send(1)->posted_from, &wr2);
 	/* later records do not move the earlier ones */
 	for (int i = 0; i < 100; i++) {
 		wr2.next = nullptr;
@@ -346,6 +349,50 @@ void post_send_deep_copy(void **)
 	bw.num_sge = 1;
 	assert_int_equal(v::post_send(q.id->qp, &bw, &bad), ENOMEM);
 	assert_ptr_equal(bad, &bw);
+	free_qp(q);
+	assert_int_equal(fake_verbs_live_objects(), 0);
+}
+
+struct interrupting_post {
+	ibv_qp *qp;
+	ibv_send_wr *wr;
+	int calls;
+};
+
+void post_in_between(void *arg)
+{
+	auto *p = static_cast<interrupting_post *>(arg);
+	p->calls++;
+	ibv_send_wr *bad = nullptr;
+	assert_int_equal(v::post_send(p->qp, p->wr, &bad), 0);
+}
+
+/* what runs before the next post_send: once, first, and free to post itself */
+void post_send_before_next(void **)
+{
+	qp_set q = make_qp(16);
+	ibv_send_wr inner{};
+	inner.wr_id = 7;
+	inner.opcode = IBV_WR_RDMA_READ;
+	ibv_send_wr outer{};
+	outer.wr_id = 8;
+	outer.opcode = IBV_WR_RDMA_READ;
+	interrupting_post p{ q.id->qp, &inner, 0 };
+	fake_verbs_before_next_post_send(post_in_between, &p);
+	ibv_send_wr *bad = nullptr;
+	assert_int_equal(v::post_send(q.id->qp, &outer, &bad), 0);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(fake_verbs_sends(), 2);
+	assert_int_equal(fake_verbs_send(0)->wr.wr_id, 7);
+	assert_int_equal(fake_verbs_send(1)->wr.wr_id, 8);
+	assert_int_equal(v::post_send(q.id->qp, &outer, &bad), 0);
+	assert_int_equal(p.calls, 1);
+	/* taken back before any post: never called */
+	fake_verbs_before_next_post_send(post_in_between, &p);
+	fake_verbs_before_next_post_send(nullptr, nullptr);
+	assert_int_equal(v::post_send(q.id->qp, &outer, &bad), 0);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(fake_verbs_sends(), 4);
 	free_qp(q);
 	assert_int_equal(fake_verbs_live_objects(), 0);
 }
@@ -555,6 +602,7 @@ int main()
 		cmocka_unit_test_setup_teardown(connect_request_new_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(cq_events_and_completions, setup, teardown),
 		cmocka_unit_test_setup_teardown(post_send_deep_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(post_send_before_next, setup, teardown),
 		cmocka_unit_test_setup_teardown(qp_numbers_and_busy_objects, setup, teardown),
 		cmocka_unit_test_setup_teardown(reg_mr_rules, setup, teardown),
 		cmocka_unit_test_setup_teardown(device_capabilities, setup, teardown),
