@@ -906,9 +906,10 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
  * region, and the flush of type that follows them. The connection and the
  * regions are checked and looked up once, when the template is made; a
  * post checks only its ranges and posts its writes and their flush as one
- * chain, with one doorbell. The template is read-only once made: threads
- * may post through it at once. Delete it before the connection and the
- * regions.
+ * chain, with one doorbell. Threads may post through one template at
+ * once; a post that finds the template's prebuilt chain in another's hands
+ * builds its own, which costs more. Delete it before the connection and
+ * the regions.
  */
 struct rpma_write_template;
 

@@ -8,8 +8,15 @@
  * copied once here; a post checks only its ranges. The flush method is
  * picked at every post, as rpma_flush() does, so a peer configuration
  * applied after the template was made counts.
+ *
+ * The common post (up to PREBUILT_WRITES writes, a read-after-write flush
+ * that completes) fills in only what differs between posts: the chain is
+ * built when the template is made, and each post claims it. A post that
+ * finds it claimed by another thread builds its chain on its stack, as
+ * every other post does.
  */
 
+#include <atomic>
 #include <cstdint>
 #include <new>
 
@@ -21,12 +28,24 @@
 #include "peer.hpp"
 #include "post.hpp"
 
+namespace
+{
+
+/*
+ * The most writes of a post that takes the prebuilt chain: a flush every 16
+ * writes or more often is the common case; a chain of 63 would make every
+ * template 9 KiB.
+ */
+constexpr int PREBUILT_WRITES = 16;
+
+} /* namespace */
+
 struct rpma_write_template {
 	rpma_conn *conn;
 	const rpma_mr_remote *dst;
 	const rpma_mr_local *src;
 	rpma_flush_type type;
-	/* copied from the regions: a post reads the template only */
+	/* copied from the regions when the template is made */
 	uint64_t dst_raddr;
 	uint64_t dst_size;
 	uint32_t dst_rkey;
@@ -35,12 +54,34 @@ struct rpma_write_template {
 	uint32_t src_lkey;
 	/* the longest write: what both regions hold and a work request names */
 	uint64_t max_len;
+
+	/*
+	 * The chain of the common post, every constant field set: write i
+	 * is chain[i] with chain_sge[i], the flush's read is read_wr with
+	 * read_sge. A post claims it whole (chain_busy), fills in its
+	 * ranges, its contexts and the read's range, links its last write
+	 * to the read, posts, and links it back.
+	 */
+	std::atomic<bool> chain_busy;
+	ibv_send_wr read_wr;
+	ibv_sge read_sge;
+	ibv_send_wr chain[PREBUILT_WRITES];
+	ibv_sge chain_sge[PREBUILT_WRITES];
 };
 
 using namespace rpma;
 
 namespace
 {
+
+/* Whether a write of a post goes past a region, or past what one work request names. */
+[[gnu::always_inline]] inline bool range_too_far(const rpma_write_template *t,
+						 const rpma_write_range &w)
+{
+	/* len first: then neither subtraction wraps */
+	return w.len > t->max_len || w.src_offset > t->src_size - w.len ||
+	       w.dst_offset > t->dst_size - w.len;
+}
 
 /* A range of a post that does not fit its region: RPMA_E_INVAL, logged. */
 [[gnu::cold]] [[gnu::noinline]] int range_refused(int i, const rpma_write_range &w,
@@ -92,63 +133,18 @@ namespace
 	return rpma_post_batch(t->conn, ops, count + 1, nullptr);
 }
 
-} /* namespace */
-
-extern "C" {
-
-int rpma_write_template_new(struct rpma_conn *conn, const struct rpma_mr_remote *dst,
-			    const struct rpma_mr_local *src, enum rpma_flush_type type,
-			    struct rpma_write_template **tmpl_ptr)
+/*
+ * Every post but the common one (rpma_write_template_post()): its arguments
+ * checked, its chain built on the stack; the writes and a read-after-write
+ * flush posted as one chain, any other case as a batch.
+ */
+[[gnu::noinline]] int post_on_stack(rpma_write_template *t, const rpma_write_range *writes,
+				    int count, int flags, const void *op_context)
 {
-	RPMA_CHECK_ARG(conn != nullptr);
-	RPMA_CHECK_ARG(dst != nullptr);
-	RPMA_CHECK_ARG(src != nullptr);
-	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
-	RPMA_CHECK_ARG(tmpl_ptr != nullptr);
-	if (!conn_takes_posts(conn))
-		return RPMA_E_INVAL;
-
-	auto *t = new (std::nothrow) rpma_write_template;
-	if (t == nullptr)
-		return RPMA_E_NOMEM;
-	t->conn = conn;
-	t->dst = dst;
-	t->src = src;
-	t->type = type;
-	t->dst_raddr = dst->raddr;
-	t->dst_size = dst->size;
-	t->dst_rkey = dst->rkey;
-	t->src_addr = reinterpret_cast<uintptr_t>(src->mr->addr);
-	t->src_size = src->mr->length;
-	t->src_lkey = src->mr->lkey;
-	t->max_len = t->src_size < t->dst_size ? t->src_size : t->dst_size;
-	if (t->max_len > UINT32_MAX)
-		t->max_len = UINT32_MAX;
-	*tmpl_ptr = t;
-	return 0;
-}
-
-int rpma_write_template_delete(struct rpma_write_template **tmpl_ptr)
-{
-	RPMA_CHECK_ARG(tmpl_ptr != nullptr);
-	delete *tmpl_ptr;
-	*tmpl_ptr = nullptr;
-	return 0;
-}
-
-int rpma_write_template_post(struct rpma_write_template *tmpl,
-			     const struct rpma_write_range *writes, int count, int flags,
-			     const void *op_context)
-{
-	rpma_write_template *t = tmpl;
-	if (__builtin_expect(t == nullptr || writes == nullptr || count < 1 ||
-				 count > RPMA_BATCH_MAX - 1 || flags == 0,
-			     0)) {
-		RPMA_CHECK_ARG(t != nullptr);
-		RPMA_CHECK_ARG(writes != nullptr);
-		RPMA_CHECK_ARG(count >= 1 && count <= RPMA_BATCH_MAX - 1);
-		RPMA_CHECK_ARG(flags != 0);
-	}
+	RPMA_CHECK_ARG(t != nullptr);
+	RPMA_CHECK_ARG(writes != nullptr);
+	RPMA_CHECK_ARG(count >= 1 && count <= RPMA_BATCH_MAX - 1);
+	RPMA_CHECK_ARG(flags != 0);
 
 	/* every write checked and filled before anything is posted */
 	ibv_sge sge[RPMA_BATCH_MAX];
@@ -156,10 +152,7 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 	const uint64_t wr_id = wr_id_of(op_context);
 	for (int i = 0; i < count; i++) {
 		const rpma_write_range &w = writes[i];
-		/* len first: then neither subtraction wraps */
-		if (__builtin_expect(w.len > t->max_len || w.src_offset > t->src_size - w.len ||
-					 w.dst_offset > t->dst_size - w.len,
-				     0))
+		if (__builtin_expect(range_too_far(t, w), 0))
 			return range_refused(i, w, t);
 		sge[i].addr = t->src_addr + w.src_offset;
 		sge[i].length = static_cast<uint32_t>(w.len);
@@ -193,6 +186,164 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 		return flush_of_empty_region();
 	/* the flush is last: a post that fails anywhere leaves it unposted */
 	return conn->post_signaled_flush(&wr[0], &wr[count], op_context);
+}
+
+/*
+ * The chain of the common post, built when the template is made: every
+ * field a post does not fill in (rpma_write_template_post()).
+ */
+void chain_build(rpma_write_template *t)
+{
+	const conn_flush *flush = t->conn->queues.flush;
+	for (int i = 0; i < PREBUILT_WRITES; i++) {
+		ibv_sge &sge = t->chain_sge[i];
+		sge = ibv_sge{};
+		sge.lkey = t->src_lkey;
+		ibv_send_wr &wr = t->chain[i];
+		wr = ibv_send_wr{};
+		wr.next = i + 1 < PREBUILT_WRITES ? &t->chain[i + 1] : nullptr;
+		wr.sg_list = &sge;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = 0; /* a failed write completes all the same */
+		wr.wr.rdma.rkey = t->dst_rkey;
+	}
+	t->read_sge = ibv_sge{};
+	t->read_sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
+	t->read_sge.lkey = flush->sink_lkey;
+	t->read_wr = ibv_send_wr{};
+	t->read_wr.sg_list = &t->read_sge;
+	t->read_wr.num_sge = 1;
+	t->read_wr.opcode = IBV_WR_RDMA_READ;
+	t->read_wr.send_flags = IBV_SEND_SIGNALED;
+	t->read_wr.wr.rdma.rkey = t->dst_rkey;
+	t->chain_busy.store(false, std::memory_order_relaxed);
+}
+
+/* The common post gives the chain back: posted or not. */
+inline void chain_release(rpma_write_template *t)
+{
+	t->chain_busy.store(false, std::memory_order_release);
+}
+
+/* range_refused() of a post that holds the chain: the chain given back first */
+[[gnu::cold]] [[gnu::noinline]] int chain_range_refused(int i, const rpma_write_range &w,
+							rpma_write_template *t)
+{
+	chain_release(t);
+	return range_refused(i, w, t);
+}
+
+} /* namespace */
+
+extern "C" {
+
+int rpma_write_template_new(struct rpma_conn *conn, const struct rpma_mr_remote *dst,
+			    const struct rpma_mr_local *src, enum rpma_flush_type type,
+			    struct rpma_write_template **tmpl_ptr)
+{
+	RPMA_CHECK_ARG(conn != nullptr);
+	RPMA_CHECK_ARG(dst != nullptr);
+	RPMA_CHECK_ARG(src != nullptr);
+	RPMA_CHECK_ARG(type == RPMA_FLUSH_TYPE_PERSISTENT || type == RPMA_FLUSH_TYPE_VISIBILITY);
+	RPMA_CHECK_ARG(tmpl_ptr != nullptr);
+	if (!conn_takes_posts(conn))
+		return RPMA_E_INVAL;
+
+	auto *t = new (std::nothrow) rpma_write_template;
+	if (t == nullptr)
+		return RPMA_E_NOMEM;
+	t->conn = conn;
+	t->dst = dst;
+	t->src = src;
+	t->type = type;
+	t->dst_raddr = dst->raddr;
+	t->dst_size = dst->size;
+	t->dst_rkey = dst->rkey;
+	t->src_addr = reinterpret_cast<uintptr_t>(src->mr->addr);
+	t->src_size = src->mr->length;
+	t->src_lkey = src->mr->lkey;
+	t->max_len = t->src_size < t->dst_size ? t->src_size : t->dst_size;
+	if (t->max_len > UINT32_MAX)
+		t->max_len = UINT32_MAX;
+	chain_build(t);
+	*tmpl_ptr = t;
+	return 0;
+}
+
+int rpma_write_template_delete(struct rpma_write_template **tmpl_ptr)
+{
+	RPMA_CHECK_ARG(tmpl_ptr != nullptr);
+	delete *tmpl_ptr;
+	*tmpl_ptr = nullptr;
+	return 0;
+}
+
+/*
+ * The common post: at most PREBUILT_WRITES writes and a read-after-write
+ * flush that completes, through the prebuilt chain when no other post holds
+ * it. Every other post is post_on_stack()'s.
+ */
+int rpma_write_template_post(struct rpma_write_template *tmpl,
+			     const struct rpma_write_range *writes, int count, int flags,
+			     const void *op_context)
+{
+	rpma_write_template *t = tmpl;
+	if (__builtin_expect(
+		t == nullptr || writes == nullptr ||
+		    static_cast<unsigned>(count - 1) >= PREBUILT_WRITES ||
+		    flags != RPMA_F_COMPLETION_ALWAYS ||
+		    !fast_read_after_write(fast_flush_methods_of(t->conn, t->dst, t->type)) ||
+		    t->chain_busy.exchange(true, std::memory_order_acquire),
+		0))
+		return post_on_stack(t, writes, count, flags, op_context);
+
+	/* every write checked and filled in before anything is posted */
+	const uint64_t wr_id = wr_id_of(op_context);
+	for (int i = 0; i < count; i++) {
+		const rpma_write_range &w = writes[i];
+		if (__builtin_expect(range_too_far(t, w), 0))
+			return chain_range_refused(i, w, t);
+		t->chain_sge[i].addr = t->src_addr + w.src_offset;
+		t->chain_sge[i].length = static_cast<uint32_t>(w.len);
+		ibv_send_wr &wr = t->chain[i];
+		wr.wr_id = wr_id;
+		wr.num_sge = w.len ? 1 : 0; /* an empty write names no memory */
+		wr.wr.rdma.remote_addr = t->dst_raddr + w.dst_offset;
+	}
+
+	/*
+	 * A read anywhere in the covering range orders itself behind every
+	 * write of the chain: the first write's range is inside it.
+	 */
+	rpma_conn *conn = t->conn;
+	conn_flush *flush = conn->queues.flush;
+	const rpma_write_range &first = writes[0];
+	if (__builtin_expect(first.len != 0, 1)) {
+		t->read_wr.wr.rdma.remote_addr = t->dst_raddr + first.dst_offset;
+		t->read_sge.length = static_cast<uint32_t>(
+		    first.len < FLUSH_SINK_SIZE ? first.len : FLUSH_SINK_SIZE);
+	} else if (!read_after_write_fill(flush, t->dst, first.dst_offset, 0, &t->read_wr,
+					  &t->read_sge)) {
+		chain_release(t);
+		return flush_of_empty_region();
+	}
+	flush_slot *slot = flush->claim(op_context, true, 0);
+	if (__builtin_expect(slot == nullptr, 0)) {
+		chain_release(t);
+		return flush_slots_exhausted();
+	}
+	t->read_wr.wr_id = flush->wr_id_of(slot);
+
+	/* the flush is last: a post that fails anywhere leaves it unposted */
+	ibv_send_wr *last = &t->chain[count - 1];
+	ibv_send_wr *after_last = last->next;
+	last->next = &t->read_wr;
+	const int ret = conn->post_send(t->chain);
+	last->next = after_last;
+	chain_release(t);
+	if (__builtin_expect(ret != 0, 0))
+		flush->release(slot);
+	return ret;
 }
 
 } /* extern "C" */

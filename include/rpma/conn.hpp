@@ -497,8 +497,9 @@ public:
 /*
  * Extension: writes from one local region to one remote region and the
  * flush that follows them, checked once (rpma_write_template_new); each
- * post is one chain, one doorbell. Read-only once made: threads may post
- * through one at once. It must go before the connection and the regions.
+ * post is one chain, one doorbell. Threads may post through one at once;
+ * one per thread costs least. It must go before the connection and the
+ * regions.
  */
 class write_template
     : public detail::unique_handle<rpma_write_template, &rpma_write_template_delete>

@@ -246,11 +246,15 @@ static void post__provider_failure(void **state)
 {
 	(void)state;
 	struct rpma_write_range w = range(0, 0, 64);
-	for (int i = 0; i < 300; i++) {
+	struct rpma_write_range many[17];
+	for (int i = 0; i < 17; i++)
+		many[i] = w;
+	/* one write (the template's chain), and more than it holds (the stack's) */
+	for (int i = 0; i < 600; i++) {
 		fake_verbs_fail(FAKE_POST_SEND, 1, ENOMEM);
-		assert_int_equal(
-		    rpma_write_template_post(tmpl, &w, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[0]),
-		    RPMA_E_PROVIDER);
+		assert_int_equal(rpma_write_template_post(tmpl, i % 2 ? many : &w, i % 2 ? 17 : 1,
+							  RPMA_F_COMPLETION_ALWAYS, &ctx[0]),
+				 RPMA_E_PROVIDER);
 		assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
 	}
 	/* more failures than there are slots, and a post still gets one */
@@ -258,6 +262,158 @@ static void post__provider_failure(void **state)
 	assert_int_equal(rpma_write_template_post(tmpl, &w, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[1]),
 			 0);
 	complete_flush(before + 1, &ctx[1]);
+}
+
+/* the write and the read-after-write flush of a post of one write, as posted */
+static void assert_one_write_chain(unsigned index, const struct rpma_write_range *w,
+				   const void *expected_ctx)
+{
+	const struct fake_send_record *r = fake_verbs_send(index);
+	assert_int_equal(r->wr.opcode, IBV_WR_RDMA_WRITE);
+	assert_int_equal(r->wr.wr.rdma.remote_addr, RADDR + w->dst_offset);
+	assert_int_equal(r->wr.wr.rdma.rkey, RKEY);
+	assert_int_equal(r->wr.num_sge, w->len ? 1 : 0);
+	if (w->len) {
+		assert_int_equal(r->sge[0].addr, (uintptr_t)(lbuf + w->src_offset));
+		assert_int_equal(r->sge[0].length, w->len);
+	}
+	assert_false(r->wr.send_flags & IBV_SEND_SIGNALED);
+	assert_ptr_equal((void *)(uintptr_t)r->wr.wr_id, expected_ctx);
+	const struct fake_send_record *f = fake_verbs_send(index + 1);
+	assert_int_equal(f->wr.opcode, IBV_WR_RDMA_READ);
+	assert_true(f->wr.send_flags & IBV_SEND_SIGNALED);
+	assert_int_equal(f->wr.wr.rdma.rkey, RKEY);
+	assert_int_equal(f->wr.num_sge, 1);
+	assert_true(f->sge[0].length >= 1 && f->sge[0].length <= 8);
+	assert_true(f->wr.wr.rdma.remote_addr >= RADDR);
+	assert_true(f->wr.wr.rdma.remote_addr + f->sge[0].length <= RADDR + RLEN);
+	if (w->len) {
+		/* inside the write's range */
+		assert_true(f->wr.wr.rdma.remote_addr >= RADDR + w->dst_offset);
+		assert_true(f->wr.wr.rdma.remote_addr + f->sge[0].length <=
+			    RADDR + w->dst_offset + w->len);
+	}
+}
+
+static struct rpma_write_range interrupting_write;
+
+/* another thread's post, in the middle of the test's (fake_verbs_before_next_post_send) */
+static void post_in_between(void *arg)
+{
+	(void)arg;
+	assert_int_equal(rpma_write_template_post(tmpl, &interrupting_write, 1,
+						  RPMA_F_COMPLETION_ALWAYS, &ctx[1]),
+			 0);
+}
+
+/*
+ * A post whose template's chain another post holds builds its own: a post
+ * starts while one is being posted, and each is posted whole, as it was
+ * asked, each with its own flush.
+ */
+static void post__chain_held_by_another_post(void **state)
+{
+	(void)state;
+	const struct rpma_write_range w = range(4096, 0, 100);
+	interrupting_write = range(1024, 512, 32);
+	fake_verbs_before_next_post_send(post_in_between, NULL);
+	assert_int_equal(rpma_write_template_post(tmpl, &w, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[0]),
+			 0);
+	assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), 2);
+	assert_int_equal(fake_verbs_sends(), 4);
+	/* the post in between reached the device first */
+	assert_one_write_chain(0, &interrupting_write, &ctx[1]);
+	assert_one_write_chain(2, &w, &ctx[0]);
+	assert_ptr_not_equal(fake_verbs_send(0)->posted_from, fake_verbs_send(2)->posted_from);
+	/* two flushes, two slots: each completes once, with its context */
+	complete_flush(1, &ctx[1]);
+	complete_flush(3, &ctx[0]);
+}
+
+/*
+ * The template's own chain serves post after post, whatever came between
+ * them: a post of more writes, of more than the chain holds, one that
+ * completes only on error, a refused range, a provider failure. Each post
+ * is as long as it was asked, its flush right behind its writes.
+ */
+static void post__chain_taken_again(void **state)
+{
+	(void)state;
+	const struct rpma_write_range one = range(256, 128, 64);
+	struct rpma_write_range many[RPMA_BATCH_MAX - 1];
+	for (int i = 0; i < RPMA_BATCH_MAX - 1; i++)
+		many[i] = range((size_t)i * 64, 0, 64);
+	const struct rpma_write_range bad[2] = { range(0, 0, 8), range(RLEN, 0, 8) };
+
+	assert_int_equal(rpma_write_template_post(tmpl, &one, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[0]),
+			 0);
+	const struct ibv_send_wr *own = fake_verbs_send(0)->posted_from;
+	assert_one_write_chain(0, &one, &ctx[0]);
+	complete_flush(1, &ctx[0]);
+
+	for (int round = 0; round < 6; round++) {
+		const unsigned before = fake_verbs_sends();
+		switch (round) {
+		case 0: /* three writes of the chain: the read after the third */
+			assert_int_equal(rpma_write_template_post(
+					     tmpl, many, 3, RPMA_F_COMPLETION_ALWAYS, &ctx[2]),
+					 0);
+			assert_int_equal(fake_verbs_sends(), before + 4);
+			assert_int_equal(fake_verbs_send(before + 3)->wr.opcode, IBV_WR_RDMA_READ);
+			complete_flush(before + 3, &ctx[2]);
+			break;
+		case 1: /* every write the chain holds, and more */
+			for (int count = 16; count <= 17; count++) {
+				const unsigned at = fake_verbs_sends();
+				assert_int_equal(rpma_write_template_post(tmpl, many, count,
+									  RPMA_F_COMPLETION_ALWAYS,
+									  &ctx[2]),
+						 0);
+				assert_int_equal(fake_verbs_sends(), at + (unsigned)count + 1);
+				complete_flush(at + (unsigned)count, &ctx[2]);
+			}
+			break;
+		case 2: /* a flush that completes only on error */
+			assert_int_equal(rpma_write_template_post(
+					     tmpl, &one, 1, RPMA_F_COMPLETION_ON_ERROR, &ctx[2]),
+					 0);
+			assert_int_equal(fake_verbs_sends(), before + 2);
+			break;
+		case 3: /* a range that does not fit, after one that does */
+			assert_int_equal(rpma_write_template_post(
+					     tmpl, bad, 2, RPMA_F_COMPLETION_ALWAYS, &ctx[2]),
+					 RPMA_E_INVAL);
+			break;
+		case 4: /* the provider fails the post */
+			fake_verbs_fail(FAKE_POST_SEND, 1, ENOMEM);
+			assert_int_equal(rpma_write_template_post(
+					     tmpl, &one, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[2]),
+					 RPMA_E_PROVIDER);
+			break;
+		default: /* an empty write first: the read still reads a byte of the region */
+		{
+			const struct rpma_write_range empty[2] = { range(RLEN, 0, 0),
+								   range(64, 0, 64) };
+			assert_int_equal(rpma_write_template_post(
+					     tmpl, empty, 2, RPMA_F_COMPLETION_ALWAYS, &ctx[2]),
+					 0);
+			assert_int_equal(fake_verbs_sends(), before + 3);
+			assert_int_equal(fake_verbs_send(before)->wr.num_sge, 0);
+			const struct fake_send_record *f = fake_verbs_send(before + 2);
+			assert_int_equal(f->wr.wr.rdma.remote_addr, RADDR + RLEN - 1);
+			assert_int_equal(f->sge[0].length, 1);
+			complete_flush(before + 2, &ctx[2]);
+		} break;
+		}
+		/* and the next post of one write is the template's own chain again */
+		const unsigned at = fake_verbs_sends();
+		assert_int_equal(
+		    rpma_write_template_post(tmpl, &one, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[3]), 0);
+		assert_int_equal(fake_verbs_sends(), at + 2);
+		assert_ptr_equal(fake_verbs_send(at)->posted_from, own);
+		assert_one_write_chain(at, &one, &ctx[3]);
+		complete_flush(at + 1, &ctx[3]);
+	}
 }
 
 /* GPSPM carries the persistent flush: a request for the covering range */
@@ -309,6 +465,8 @@ int main(void)
 		T(post__method_of_the_moment),
 		T(post__flush_on_error_only),
 		T(post__provider_failure),
+		T(post__chain_held_by_another_post),
+		T(post__chain_taken_again),
 		T(post__gpspm),
 #undef T
 	};
