@@ -2,7 +2,9 @@
 /*
  * batch.c -- rpma_post_batch over real RDMA: rounds of 16 writes and their
  * persistent flush posted as one chain, each flush completing with its own
- * op_context, and every byte on the target afterwards; then a chain that
+ * op_context, and every byte on the target afterwards; the same rounds
+ * through a write template (rpma_write_template_post), by its own chain and
+ * by the one a post builds on its stack; then a chain that
  * mixes a read, a write with immediate data and a send (rxe: siw has no
  * immediate data). Built twice: the flush by read-after-write (the target
  * declares direct write to PMem), and by GPSPM (BATCH_GPSPM: the target's
@@ -13,12 +15,14 @@
 
 #include <string.h>
 
-#define ROUNDS	  8
-#define WRITES	  16
-#define CHUNK	  1024
-#define ROUND_LEN (WRITES * CHUNK)
-#define SIZE	  (ROUNDS * ROUND_LEN)
-#define MSG	  64
+#define ROUNDS		8
+#define TEMPLATE_ROUNDS 8 /* after ROUNDS, through a write template */
+#define ALL_ROUNDS	(ROUNDS + TEMPLATE_ROUNDS)
+#define WRITES		16
+#define CHUNK		1024
+#define ROUND_LEN	(WRITES * CHUNK)
+#define SIZE		(ALL_ROUNDS * ROUND_LEN)
+#define MSG		64
 
 static void server(void)
 {
@@ -56,12 +60,12 @@ static void server(void)
 #ifdef BATCH_GPSPM
 	t_serve_until(conn, 'F');
 	/* one persist call per flushed round, of exactly its range */
-	T_EQ(t_persist_log.calls, ROUNDS);
+	T_EQ(t_persist_log.calls, ALL_ROUNDS);
 	T_EQ(t_persist_log.total, SIZE);
 #else
 	t_await('F');
 #endif
-	for (int r = 0; r < ROUNDS; r++)
+	for (int r = 0; r < ALL_ROUNDS; r++)
 		T_PATTERN(region + r * ROUND_LEN, ROUND_LEN, 0, 40 + r);
 	t_signal('V');
 
@@ -85,11 +89,54 @@ static void server(void)
 	T_OK(rpma_peer_delete(&peer));
 }
 
+/*
+ * The template's rounds, one at a time: 16 writes in one post (the
+ * template's own chain), or, by read-after-write, 16 posts of one write
+ * whose flushes but the last complete only on error (each on the stack's
+ * chain but the last). One flush completion a round, in order.
+ */
+static void template_rounds(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+			    struct rpma_mr_local *src)
+{
+	struct rpma_cq *cq = t_cq(conn);
+	struct rpma_write_template *tmpl = NULL;
+	T_OK(rpma_write_template_new(conn, dst, src, RPMA_FLUSH_TYPE_PERSISTENT, &tmpl));
+	for (int r = ROUNDS; r < ALL_ROUNDS; r++) {
+		struct rpma_write_range w[WRITES];
+		for (int i = 0; i < WRITES; i++) {
+			w[i].dst_offset = (size_t)r * ROUND_LEN + (size_t)i * CHUNK;
+			w[i].src_offset = w[i].dst_offset;
+			w[i].len = CHUNK;
+		}
+#ifdef BATCH_GPSPM
+		/* each flush a GPSPM request: one post keeps the requests in flight few */
+		const bool one_by_one = false;
+#else
+		const bool one_by_one = r % 2 != 0;
+#endif
+		if (one_by_one) {
+			for (int i = 0; i < WRITES; i++) {
+				const int flags = i + 1 < WRITES ? RPMA_F_COMPLETION_ON_ERROR
+								 : RPMA_F_COMPLETION_ALWAYS;
+				T_OK(rpma_write_template_post(tmpl, &w[i], 1, flags, T_CTX(r)));
+			}
+		} else {
+			T_OK(rpma_write_template_post(tmpl, w, WRITES, RPMA_F_COMPLETION_ALWAYS,
+						      T_CTX(r)));
+		}
+		struct rpma_completion cmpl;
+		T_CMPL(cq, T_CTX(r), RPMA_OP_FLUSH, &cmpl);
+	}
+	T_NO_CMPL(cq, 50);
+	T_OK(rpma_write_template_delete(&tmpl));
+	T_ASSERT(tmpl == NULL);
+}
+
 static void client(void)
 {
 	struct rpma_peer *peer = t_peer_new();
 	unsigned char *buf = t_alloc(SIZE);
-	for (int r = 0; r < ROUNDS; r++)
+	for (int r = 0; r < ALL_ROUNDS; r++)
 		t_fill(buf + r * ROUND_LEN, ROUND_LEN, 40 + r);
 	struct rpma_mr_local *src = t_mr_reg(
 	    peer, buf, SIZE, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND);
@@ -152,6 +199,7 @@ static void client(void)
 		completed++;
 	}
 	T_NO_CMPL(cq, 50);
+	template_rounds(conn, dst, src);
 	t_signal('F');
 	t_await('V');
 
