@@ -55,6 +55,8 @@ struct client {
 	struct rpma_cq *cq;
 	struct rpma_mr_local *buf_mr;
 	struct rpma_mr_remote *dst;
+	/* a chunk's write and its flush, from buf_mr to dst: one doorbell */
+	struct rpma_write_template *tmpl;
 	uint8_t *buf; /* window slots of chunk bytes */
 	struct slot slots[WINDOW_MAX];
 	int in_flight;
@@ -277,15 +279,14 @@ static int copy(struct client *c)
 		uint64_t len = chunk_len(c, i);
 
 		memcpy(c->buf + off, c->src + at, len);
-		ret = rpma_write(c->conn, c->dst, at, c->buf_mr, off, len,
-				 RPMA_F_COMPLETION_ON_ERROR, NULL);
-		if (ret) {
-			failed("rpma_write", ret);
-			return -1;
-		}
-		/* the target takes so many flushes at a time */
-		while ((ret = rpma_flush(c->conn, c->dst, at, len, RPMA_FLUSH_TYPE_PERSISTENT,
-					 RPMA_F_COMPLETION_ALWAYS, sl)) == RPMA_E_AGAIN) {
+		const struct rpma_write_range range = { at, off, len };
+		/*
+		 * The write and its flush, posted together; the target takes so
+		 * many flushes at a time, and a post it has no room for posts
+		 * nothing.
+		 */
+		while ((ret = rpma_write_template_post(c->tmpl, &range, 1, RPMA_F_COMPLETION_ALWAYS,
+						       sl)) == RPMA_E_AGAIN) {
 			if (c->in_flight == 0) {
 				complain("the target takes no flush at all");
 				return -1;
@@ -294,7 +295,7 @@ static int copy(struct client *c)
 				return -1;
 		}
 		if (ret) {
-			failed("rpma_flush", ret);
+			failed("rpma_write_template_post", ret);
 			return -1;
 		}
 		sl->busy = true;
@@ -535,6 +536,12 @@ static int handshake(struct client *c)
 		return -1;
 	}
 	c->method_known = true;
+	ret = rpma_write_template_new(c->conn, c->dst, c->buf_mr, RPMA_FLUSH_TYPE_PERSISTENT,
+				      &c->tmpl);
+	if (ret) {
+		failed("rpma_write_template_new", ret);
+		return -1;
+	}
 	return 0;
 }
 
@@ -577,6 +584,9 @@ static int client_connect(struct client *c)
 
 static void client_disconnect(struct client *c)
 {
+	/* before the connection and the regions it refers to */
+	if (c->tmpl)
+		rpma_write_template_delete(&c->tmpl);
 	if (c->conn) {
 		/* a connection that was never established has nothing to close */
 		if (c->established)
