@@ -88,12 +88,12 @@ inline int flush_track(conn_flush *flush, unsigned send_flags, const void *op_co
  * domain (the target declared direct write to PMem) that makes them
  * persistent; otherwise visible to the target's CPU.
  *
- * Fills the read of [offset, offset + len) of dst into wr and sge, all but
- * its wr_id and send_flags; false for a region of 0 bytes. The range lies
- * within the region (every caller checked it).
+ * read_after_write_range() gives the bytes the read of [offset, offset + len)
+ * of dst reads: their remote address and their length; false for a region
+ * of 0 bytes. The range lies within the region (every caller checked it).
  */
-inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote *dst, size_t offset,
-				  size_t len, ibv_send_wr *wr, ibv_sge *sge)
+inline bool read_after_write_range(const rpma_mr_remote *dst, size_t offset, size_t len,
+				   uint64_t *raddr, uint32_t *read_len)
 {
 	/*
 	 * A few bytes are enough to order the read behind the writes; they are
@@ -101,7 +101,7 @@ inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote 
 	 * remote read.
 	 */
 	size_t read_offset = offset;
-	size_t read_len = len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE;
+	*read_len = static_cast<uint32_t>(len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE);
 	if (__builtin_expect(len == 0, 0)) {
 		/*
 		 * Never none: a zero-length read need not touch the target's
@@ -113,11 +113,24 @@ inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote 
 		if (size == 0)
 			return false;
 		read_offset = offset < size ? offset : size - 1;
-		read_len = 1;
+		*read_len = 1;
 	}
+	*raddr = dst->raddr + read_offset;
+	return true;
+}
 
+/*
+ * Fills the read of [offset, offset + len) of dst into wr and sge, all but
+ * its wr_id and send_flags; false for a region of 0 bytes.
+ */
+inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote *dst, size_t offset,
+				  size_t len, ibv_send_wr *wr, ibv_sge *sge)
+{
+	if (__builtin_expect(
+		!read_after_write_range(dst, offset, len, &wr->wr.rdma.remote_addr, &sge->length),
+		0))
+		return false;
 	sge->addr = reinterpret_cast<uintptr_t>(flush->sink);
-	sge->length = static_cast<uint32_t>(read_len);
 	sge->lkey = flush->sink_lkey;
 	/* the fields a provider reads of an RDMA read: nothing else is cleared */
 	wr->next = nullptr;
@@ -125,7 +138,6 @@ inline bool read_after_write_fill(const conn_flush *flush, const rpma_mr_remote 
 	wr->num_sge = 1;
 	wr->opcode = IBV_WR_RDMA_READ;
 	wr->imm_data = 0;
-	wr->wr.rdma.remote_addr = dst->raddr + read_offset;
 	wr->wr.rdma.rkey = dst->rkey;
 	return true;
 }

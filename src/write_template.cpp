@@ -315,18 +315,15 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 	 * A read anywhere in the covering range orders itself behind every
 	 * write of the chain: the first write's range is inside it.
 	 */
-	rpma_conn *conn = t->conn;
-	conn_flush *flush = conn->queues.flush;
-	const rpma_write_range &first = writes[0];
-	if (__builtin_expect(first.len != 0, 1)) {
-		t->read_wr.wr.rdma.remote_addr = t->dst_raddr + first.dst_offset;
-		t->read_sge.length = static_cast<uint32_t>(
-		    first.len < FLUSH_SINK_SIZE ? first.len : FLUSH_SINK_SIZE);
-	} else if (!read_after_write_fill(flush, t->dst, first.dst_offset, 0, &t->read_wr,
-					  &t->read_sge)) {
+	if (__builtin_expect(!read_after_write_range(t->dst, writes[0].dst_offset, writes[0].len,
+						     &t->read_wr.wr.rdma.remote_addr,
+						     &t->read_sge.length),
+			     0)) {
 		chain_release(t);
 		return flush_of_empty_region();
 	}
+	rpma_conn *conn = t->conn;
+	conn_flush *flush = conn->queues.flush;
 	flush_slot *slot = flush->claim(op_context, true, 0);
 	if (__builtin_expect(slot == nullptr, 0)) {
 		chain_release(t);
