@@ -168,11 +168,22 @@ conclude() {
 		show "${f%.out}"
 	done
 	if [ "$FAILURES" -ne 0 ]; then
+		device_state
 		echo "FAILED ($FAILURES problems)"
 		exit 1
 	fi
 	echo "PASSED"
 	exit 0
+}
+
+# device_state: what the RDMA devices counted since the machine started
+# (rxe: packets, retransmissions, retry errors) and their queue pairs now,
+# for a failure that left no error of its own, such as a completion that
+# never came
+device_state() {
+	command -v rdma >/dev/null 2>&1 || return 0
+	echo "--- the RDMA devices at the end:"
+	{ rdma statistic show || true; rdma resource show qp || true; } 2>&1 | sed 's/^/    /'
 }
 
 # conclude_skip REASON: like conclude, but what passed is only the
@@ -186,6 +197,7 @@ conclude_skip() {
 		show "${f%.out}"
 	done
 	if [ "$FAILURES" -ne 0 ]; then
+		device_state
 		echo "FAILED ($FAILURES problems)"
 		exit 1
 	fi
