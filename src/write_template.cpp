@@ -38,6 +38,12 @@ namespace
  */
 constexpr int PREBUILT_WRITES = 16;
 
+/* a write of the prebuilt chain: its work request and the memory it names, together */
+struct prebuilt_write {
+	ibv_send_wr wr;
+	ibv_sge sge;
+};
+
 } /* namespace */
 
 struct rpma_write_template {
@@ -56,17 +62,17 @@ struct rpma_write_template {
 	uint64_t max_len;
 
 	/*
-	 * The chain of the common post, every constant field set: write i
-	 * is chain[i] with chain_sge[i], the flush's read is read_wr with
-	 * read_sge. A post claims it whole (chain_busy), fills in its
-	 * ranges, its contexts and the read's range, links its last write
-	 * to the read, posts, and links it back.
+	 * The chain of the common post, every constant field and every link
+	 * set: chain[i] links to chain[i + 1], and the last write to the
+	 * flush's read (read_wr with read_sge). A post of n writes claims it
+	 * whole (chain_busy), fills in the last n writes (their ranges and
+	 * contexts) and the read's range, and posts from
+	 * chain[PREBUILT_WRITES - n]: no link changes from post to post.
 	 */
 	std::atomic<bool> chain_busy;
 	ibv_send_wr read_wr;
 	ibv_sge read_sge;
-	ibv_send_wr chain[PREBUILT_WRITES];
-	ibv_sge chain_sge[PREBUILT_WRITES];
+	prebuilt_write chain[PREBUILT_WRITES];
 };
 
 using namespace rpma;
@@ -196,12 +202,12 @@ void chain_build(rpma_write_template *t)
 {
 	const conn_flush *flush = t->conn->queues.flush;
 	for (int i = 0; i < PREBUILT_WRITES; i++) {
-		ibv_sge &sge = t->chain_sge[i];
+		ibv_sge &sge = t->chain[i].sge;
 		sge = ibv_sge{};
 		sge.lkey = t->src_lkey;
-		ibv_send_wr &wr = t->chain[i];
+		ibv_send_wr &wr = t->chain[i].wr;
 		wr = ibv_send_wr{};
-		wr.next = i + 1 < PREBUILT_WRITES ? &t->chain[i + 1] : nullptr;
+		wr.next = i + 1 < PREBUILT_WRITES ? &t->chain[i + 1].wr : &t->read_wr;
 		wr.sg_list = &sge;
 		wr.opcode = IBV_WR_RDMA_WRITE;
 		wr.send_flags = 0; /* a failed write completes all the same */
@@ -217,6 +223,20 @@ void chain_build(rpma_write_template *t)
 	t->read_wr.send_flags = IBV_SEND_SIGNALED;
 	t->read_wr.wr.rdma.rkey = t->dst_rkey;
 	t->chain_busy.store(false, std::memory_order_relaxed);
+}
+
+/* Fills in a write of the prebuilt chain; false, and nothing filled, for a range too far. */
+[[gnu::always_inline]] inline bool prebuilt_fill(const rpma_write_template *t, prebuilt_write *p,
+						 const rpma_write_range &w, uint64_t wr_id)
+{
+	if (__builtin_expect(range_too_far(t, w), 0))
+		return false;
+	p->sge.addr = t->src_addr + w.src_offset;
+	p->sge.length = static_cast<uint32_t>(w.len);
+	p->wr.wr_id = wr_id;
+	p->wr.num_sge = w.len ? 1 : 0; /* an empty write names no memory */
+	p->wr.wr.rdma.remote_addr = t->dst_raddr + w.dst_offset;
+	return true;
 }
 
 /* The common post gives the chain back: posted or not. */
@@ -297,18 +317,19 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 		0))
 		return post_on_stack(t, writes, count, flags, op_context);
 
-	/* every write checked and filled in before anything is posted */
+	/* every write checked and filled in before anything is posted: the chain's last count */
 	const uint64_t wr_id = wr_id_of(op_context);
-	for (int i = 0; i < count; i++) {
-		const rpma_write_range &w = writes[i];
-		if (__builtin_expect(range_too_far(t, w), 0))
-			return chain_range_refused(i, w, t);
-		t->chain_sge[i].addr = t->src_addr + w.src_offset;
-		t->chain_sge[i].length = static_cast<uint32_t>(w.len);
-		ibv_send_wr &wr = t->chain[i];
-		wr.wr_id = wr_id;
-		wr.num_sge = w.len ? 1 : 0; /* an empty write names no memory */
-		wr.wr.rdma.remote_addr = t->dst_raddr + w.dst_offset;
+	prebuilt_write *head;
+	if (__builtin_expect(count == 1, 1)) {
+		/* the most common post, without the loop: its place a constant */
+		head = &t->chain[PREBUILT_WRITES - 1];
+		if (__builtin_expect(!prebuilt_fill(t, head, writes[0], wr_id), 0))
+			return chain_range_refused(0, writes[0], t);
+	} else {
+		head = &t->chain[PREBUILT_WRITES - count];
+		for (int i = 0; i < count; i++)
+			if (__builtin_expect(!prebuilt_fill(t, &head[i], writes[i], wr_id), 0))
+				return chain_range_refused(i, writes[i], t);
 	}
 
 	/*
@@ -332,11 +353,7 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 	t->read_wr.wr_id = flush->wr_id_of(slot);
 
 	/* the flush is last: a post that fails anywhere leaves it unposted */
-	ibv_send_wr *last = &t->chain[count - 1];
-	ibv_send_wr *after_last = last->next;
-	last->next = &t->read_wr;
-	const int ret = conn->post_send(t->chain);
-	last->next = after_last;
+	const int ret = conn->post_send(&head->wr);
 	chain_release(t);
 	if (__builtin_expect(ret != 0, 0))
 		flush->release(slot);
