@@ -159,8 +159,9 @@ count() {
 # value NAME SED-REGEX: the first match of the regex's group \1 in NAME's output
 value() { sed -n "s/$2/\\1/p" "$WORK/$1.out" | head -n 1; }
 
-# conclude: every output, then the verdict
-conclude() {
+# show_all_or_fail: every output; then, when something failed, the RDMA
+# devices' state and FAILED (exit 1). What conclude and conclude_skip share.
+show_all_or_fail() {
 	local f
 	for f in "$WORK"/*.out; do
 		[ -e "$f" ] || continue
@@ -172,6 +173,11 @@ conclude() {
 		echo "FAILED ($FAILURES problems)"
 		exit 1
 	fi
+}
+
+# conclude: every output, then the verdict
+conclude() {
+	show_all_or_fail
 	echo "PASSED"
 	exit 0
 }
@@ -190,17 +196,7 @@ device_state() {
 # example's refusal of a capability the device lacks: the check is
 # reported skipped, with REASON, unless something failed
 conclude_skip() {
-	local f
-	for f in "$WORK"/*.out; do
-		[ -e "$f" ] || continue
-		f=${f##*/}
-		show "${f%.out}"
-	done
-	if [ "$FAILURES" -ne 0 ]; then
-		device_state
-		echo "FAILED ($FAILURES problems)"
-		exit 1
-	fi
+	show_all_or_fail
 	echo "$*"
 	exit 77
 }
