@@ -77,6 +77,10 @@ start() {
 	local name=$1
 	shift
 	echo "\$ $(printf '%q ' "$@")&    [$name]"
+	# emptied here, not only by the background job's redirection: a
+	# wait_for right after must not find what an earlier program of the
+	# same NAME printed
+	: >"$WORK/$name.out"
 	timeout -k 5 "$LIMIT" "$@" >"$WORK/$name.out" 2>&1 &
 	PID[$name]=$!
 	unset "STATUS[$name]"
