@@ -124,7 +124,7 @@ if [ "$MODE" = dram ]; then
 	# the replica saw it go and checked its log again (the third time)
 	n=300
 	while [ "$(grep -cF "every checksum good" "$WORK/rep3.out")" -lt 3 ] && [ $n -gt 0 ]; do
-		sleep 0.1
+		pause 0.1
 		n=$((n - 1))
 	done
 	count rep3 "every checksum good" 3

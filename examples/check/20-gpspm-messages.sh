@@ -26,7 +26,8 @@ normal() {
 # ends_within NAME SECONDS: NAME ends by itself within SECONDS; says when
 ends_within() {
 	local prog t0 n=$(($2 * 10))
-	prog=$(program_of "$1")
+	program_of "$1"
+	prog=$PROGRAM
 	t0=$(date +%s%N)
 	while [ -n "$prog" ] && kill -0 "$prog" 2>/dev/null; do
 		n=$((n - 1))
@@ -34,7 +35,7 @@ ends_within() {
 			fail "$1 was still running $2 s after its peer was killed"
 			return 1
 		fi
-		sleep 0.1
+		pause 0.1
 	done
 	finish "$1"
 	echo "$1 ended $((($(date +%s%N) - t0) / 1000000)) ms after its peer was killed"

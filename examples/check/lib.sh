@@ -26,22 +26,38 @@ LIMIT=${RPMA_EXAMPLE_TIMEOUT:-90}
 WORK=$(mktemp -d)
 declare -A PID STATUS
 FAILURES=0
+# What runs often here is done by bash itself, without a process: in the
+# test VM each fork and exec (grep, sed, sleep) costs tens of ms, and a
+# check makes hundreds of them. TICK: a pipe that nobody writes to, where
+# `read -t` waits as sleep would.
+mkfifo "$WORK/.tick" && exec {TICK}<>"$WORK/.tick" || exit 2
 
-# program_of NAME: the PID of the program NAME runs (a child of timeout)
+# pause SECONDS: waits that long
+pause() { read -r -t "$1" -u "$TICK" _ || true; }
+
+# program_of NAME: the PID of the program NAME runs (a child of timeout),
+# in PROGRAM (empty when there is none)
 program_of() {
-	local kids
-	kids=$(cat "/proc/${PID[$1]}/task/${PID[$1]}/children" 2>/dev/null)
-	echo "${kids%% *}"
+	PROGRAM=
+	read -r PROGRAM _ 2>/dev/null <"/proc/${PID[$1]}/task/${PID[$1]}/children" || true
 }
 
 cleanup() {
 	local name
 	for name in "${!PID[@]}"; do
-		kill -KILL $(program_of "$name") "${PID[$name]}" 2>/dev/null
+		program_of "$name"
+		kill -KILL $PROGRAM "${PID[$name]}" 2>/dev/null
 	done
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
+
+# output_has NAME TEXT: a line of NAME's output holds TEXT (a fixed string)
+output_has() {
+	local IFS=$'\n' lines
+	mapfile -t lines 2>/dev/null <"$WORK/$1.out" || return 1
+	[[ "${lines[*]}" == *"$2"* ]]
+}
 
 skip() {
 	echo "$*"
@@ -67,16 +83,19 @@ pmem_area() {
 
 # show NAME: what the program printed, indented
 show() {
+	local lines
 	echo "--- $NAME_PREFIX$1 (status ${STATUS[$1]:-running}):"
-	sed 's/^/    /' "$WORK/$1.out"
+	mapfile -t lines <"$WORK/$1.out"
+	[ ${#lines[@]} -eq 0 ] || printf '    %s\n' "${lines[@]}"
 }
 NAME_PREFIX=
 
 # start NAME CMD...: runs CMD in the background, its output in WORK/NAME.out
 start() {
-	local name=$1
+	local name=$1 cmd
 	shift
-	echo "\$ $(printf '%q ' "$@")&    [$name]"
+	printf -v cmd '%q ' "$@"
+	echo "\$ $cmd&    [$name]"
 	# emptied here, not only by the background job's redirection: a
 	# wait_for right after must not find what an earlier program of the
 	# same NAME printed
@@ -90,10 +109,10 @@ start() {
 # NAME ends or the time runs out first
 wait_for() {
 	local name=$1 text=$2 n=$((${3:-30} * 10))
-	while ! grep -qF -- "$text" "$WORK/$name.out" 2>/dev/null; do
+	while ! output_has "$name" "$text"; do
 		if ! kill -0 "${PID[$name]:-}" 2>/dev/null; then
 			finish "$name"
-			grep -qF -- "$text" "$WORK/$name.out" && return 0
+			output_has "$name" "$text" && return 0
 			fail "$name ended before it printed \"$text\""
 			return 1
 		fi
@@ -102,7 +121,7 @@ wait_for() {
 			fail "$name did not print \"$text\" in time"
 			return 1
 		fi
-		sleep 0.1
+		pause 0.1
 	done
 }
 
@@ -122,17 +141,17 @@ finish() {
 # which would pass TERM on but cannot pass KILL
 stop() {
 	[ -n "${PID[$1]:-}" ] || return 0
-	local prog
-	prog=$(program_of "$1")
-	[ -n "$prog" ] && kill -"${2:-TERM}" "$prog" 2>/dev/null
+	program_of "$1"
+	[ -n "$PROGRAM" ] && kill -"${2:-TERM}" "$PROGRAM" 2>/dev/null
 	finish "$1"
 }
 
 # run NAME CMD...: runs CMD to its end
 run() {
-	local name=$1
+	local name=$1 cmd
 	shift
-	echo "\$ $(printf '%q ' "$@")   [$name]"
+	printf -v cmd '%q ' "$@"
+	echo "\$ $cmd   [$name]"
 	timeout -k 5 "$LIMIT" "$@" >"$WORK/$name.out" 2>&1
 	STATUS[$name]=$?
 }
@@ -148,20 +167,23 @@ ok() { status_is "$1" 0; }
 
 # has NAME TEXT: NAME printed TEXT (a fixed string)
 has() {
-	grep -qF -- "$2" "$WORK/$1.out" || fail "$1 did not print \"$2\""
+	output_has "$1" "$2" || fail "$1 did not print \"$2\""
 }
 # lacks NAME TEXT: NAME did not print TEXT
 lacks() {
-	! grep -qF -- "$2" "$WORK/$1.out" || fail "$1 printed \"$2\""
+	! output_has "$1" "$2" || fail "$1 printed \"$2\""
 }
 # count NAME TEXT N: NAME printed N lines holding TEXT
 count() {
-	local n
-	n=$(grep -cF -- "$2" "$WORK/$1.out")
+	local n=0 line lines
+	mapfile -t lines 2>/dev/null <"$WORK/$1.out"
+	for line in "${lines[@]}"; do
+		[[ $line != *"$2"* ]] || n=$((n + 1))
+	done
 	[ "$n" = "$3" ] || fail "$1 printed \"$2\" $n times, expected $3"
 }
 # value NAME SED-REGEX: the first match of the regex's group \1 in NAME's output
-value() { sed -n "s/$2/\\1/p" "$WORK/$1.out" | head -n 1; }
+value() { sed -n "/$2/{s//\\1/p;q;}" "$WORK/$1.out"; }
 
 # show_all_or_fail: every output; then, when something failed, the RDMA
 # devices' state and FAILED (exit 1). What conclude and conclude_skip share.

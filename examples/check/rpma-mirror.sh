@@ -34,7 +34,7 @@ digest_ok() {
 	for i in $(seq 300); do
 		theirs=$(sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' "$WORK/$2.out" | tail -n 1)
 		[ -n "$mine" ] && [ "$mine" = "$theirs" ] && return 0
-		sleep 0.1
+		pause 0.1
 	done
 	fail "$1's digest ${mine:-(none)} is not $2's ${theirs:-(none)}"
 }
@@ -43,7 +43,7 @@ served() {
 	local i
 	for i in $(seq 300); do
 		[ "$(grep -c 'the client disconnected' "$WORK/${2:-server}.out")" -ge "$1" ] && return 0
-		sleep 0.1
+		pause 0.1
 	done
 	fail "${2:-server} did not see client $1 go"
 }
