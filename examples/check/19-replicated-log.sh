@@ -123,7 +123,7 @@ if [ "$MODE" = dram ]; then
 	fi
 	# the replica saw it go and checked its log again (the third time)
 	n=300
-	while [ "$(grep -cF "every checksum good" "$WORK/rep3.out")" -lt 3 ] && [ $n -gt 0 ]; do
+	while lines_with rep3 "every checksum good" && [ "$LINES_WITH" -lt 3 ] && [ $n -gt 0 ]; do
 		pause 0.1
 		n=$((n - 1))
 	done

@@ -173,14 +173,21 @@ has() {
 lacks() {
 	! output_has "$1" "$2" || fail "$1 printed \"$2\""
 }
-# count NAME TEXT N: NAME printed N lines holding TEXT
-count() {
-	local n=0 line lines
+# lines_with NAME TEXT: how many lines of NAME's output hold TEXT (a
+# fixed string), in LINES_WITH; for the loops that wait for a number of
+# lines, which would otherwise fork a grep each turn
+lines_with() {
+	local line lines
+	LINES_WITH=0
 	mapfile -t lines 2>/dev/null <"$WORK/$1.out"
 	for line in "${lines[@]}"; do
-		[[ $line != *"$2"* ]] || n=$((n + 1))
+		[[ $line != *"$2"* ]] || LINES_WITH=$((LINES_WITH + 1))
 	done
-	[ "$n" = "$3" ] || fail "$1 printed \"$2\" $n times, expected $3"
+}
+# count NAME TEXT N: NAME printed N lines holding TEXT
+count() {
+	lines_with "$1" "$2"
+	[ "$LINES_WITH" = "$3" ] || fail "$1 printed \"$2\" $LINES_WITH times, expected $3"
 }
 # value NAME SED-REGEX: the first match of the regex's group \1 in NAME's output
 value() { sed -n "/$2/{s//\\1/p;q;}" "$WORK/$1.out"; }

@@ -41,14 +41,15 @@ digest_ok() {
 # served N [SERVER]: until the server has seen N clients go (and printed the digest)
 served() {
 	local i
-	for i in $(seq 300); do
-		[ "$(grep -c 'the client disconnected' "$WORK/${2:-server}.out")" -ge "$1" ] && return 0
+	for ((i = 0; i < 300; i++)); do
+		lines_with "${2:-server}" 'the client disconnected'
+		[ "$LINES_WITH" -ge "$1" ] && return 0
 		pause 0.1
 	done
 	fail "${2:-server} did not see client $1 go"
 }
 # refusals [SERVER]: how many refusals the server logged
-refusals() { grep -c ": refused $ADDR: " "$WORK/${1:-server}.out"; }
+refusals() { lines_with "${1:-server}" ": refused $ADDR: " && echo "$LINES_WITH"; }
 mib() { head -c $(($2 << 20)) /dev/urandom >"$WORK/$1"; }
 
 mib src 12
