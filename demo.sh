@@ -7,10 +7,11 @@
 # several machines' persistent memory, in one command:
 #   1. installs the build dependencies with apt-get when they are missing;
 #   2. configures (meson setup build) and builds (ninja -C build -j2);
-#   3. prepares the test VM (tests/vm/setup.sh: kernel, initramfs, and
-#      siw.ko only for --provider siw) -- this machine's kernel need not
-#      have RDMA, the VM runs Debian's own kernel with soft RoCE (rxe) or
-#      soft iWARP (siw);
+#   3. prepares the test VM (tests/vm/setup.sh: kernel, initramfs,
+#      rdma_rxe.ko rebuilt with its fence fixed, and siw.ko only for
+#      --provider siw, both from Debian's kernel source) -- this machine's
+#      kernel need not have RDMA, the VM runs Debian's own kernel with soft
+#      RoCE (rxe) or soft iWARP (siw);
 #   4. runs examples/19-replicated-log in the VM, three machines' worth of
 #      processes, each with its own emulated persistent memory (device DAX):
 #      a writer appends records to its log and to two replicas and

@@ -18,10 +18,12 @@
 #   state              key=value lines written by setup.sh (KPKG, KV, ...)
 #   debs/              the downloaded kernel image package
 #   kernel/            the package unpacked (boot/, lib/modules/KV/), plus
-#                      boot/vmlinux-KV (uncompressed) and updates/siw.ko
+#                      boot/vmlinux-KV (uncompressed), updates/siw.ko and
+#                      updates/rdma_rxe.ko (setup.sh, step 6)
 #   initramfs.cpio.gz  busybox + the modules needed to mount the root
 #   siw/               out-of-tree siw build; siw/unavailable holds the
 #                      reason when siw.ko could not be built
+#   rxe/               out-of-tree rdma_rxe build (build.log)
 #   jobs/              one directory per VM run (removed afterwards)
 
 VM_SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -25,7 +25,11 @@
 #  5. siw.ko, which Debian does not build, is compiled out of tree from
 #     linux-source of the same version against linux-headers of the image.
 #     Failing that, the reason is recorded, and the siw suites fail with
-#     it (unless meson's options leave siw out).
+#     it (unless meson's options leave siw out);
+#  6. rdma_rxe.ko is compiled the same way, with rxe-fence-fix.py applied
+#     to its sources: Debian's own can stop a queue pair for ever after a
+#     retransmission behind a fenced request (README.md). Failing that,
+#     setup fails (RPMA_VM_RXE=stock keeps Debian's module instead).
 #
 # --flavor  host (the default): the host's root and Debian 12's kernel;
 #           trixie: a Debian 13 root and kernel (see lib.sh)
@@ -37,7 +41,7 @@
 # Environment: RPMA_VM_KERNEL_DEB=/path/linux-image-*.deb uses that package
 # instead of downloading one (offline machines; host flavor only),
 # RPMA_VM_MIRROR the Debian mirror for debootstrap (default: the one the
-# host's apt uses).
+# host's apt uses), RPMA_VM_RXE=fixed|stock (step 6; fixed by default).
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -90,6 +94,14 @@ else
 fi
 root_stamp=$VM_DIR/root.stamp
 
+# rxe: Debian's module (stock) or one built with rxe-fence-fix.py (fixed,
+# the default), named in the state by the script's hash
+rxe_want=${RPMA_VM_RXE:-fixed}
+case "$rxe_want" in fixed | stock) ;; *) die "RPMA_VM_RXE is fixed or stock, not $rxe_want" ;; esac
+rxe_fix_id=fixed-$(sha256sum "$VM_SRCDIR/rxe-fence-fix.py" | cut -c1-12)
+rxe_state_wanted=$rxe_fix_id
+[ "$rxe_want" = fixed ] || rxe_state_wanted=stock
+
 initramfs_inputs=("$VM_SRCDIR/guest/init.sh" "$VM_SRCDIR/setup.sh")
 
 # --- fast path: everything cached ------------------------------------------
@@ -117,6 +129,8 @@ cache_complete() {
 	skipped) [ "$want_siw" = 0 ] || return 1 ;;
 	*) return 1 ;;
 	esac
+	[ "$(state_get RXE)" = "$rxe_state_wanted" ] || return 1
+	[ "$rxe_want" = stock ] || [ -r "$VM_DIR/kernel/lib/modules/$kv/updates/rdma_rxe.ko" ] || return 1
 	local pc
 	for pc in $VM_PKGS; do
 		pc=${pc#*:}
@@ -130,7 +144,7 @@ cache_complete() {
 }
 
 if cache_complete; then
-	[ "$quiet" = 1 ] || msg "setup: $VM_FLAVOR cached in $VM_DIR (kernel $(state_get KV), siw $(state_get SIW)) ($(elapsed "$t_setup") s)"
+	[ "$quiet" = 1 ] || msg "setup: $VM_FLAVOR cached in $VM_DIR (kernel $(state_get KV), siw $(state_get SIW), rxe $(state_get RXE)) ($(elapsed "$t_setup") s)"
 	exit 0
 fi
 
@@ -336,13 +350,66 @@ if [ "$force" = 1 ] || [ "$stale" = 1 ]; then
 	step_done
 fi
 
-# --- 5. siw.ko --------------------------------------------------------------
+# --- 5. modules built from Debian's kernel source --------------------------
+# build_module MODULE DIR CONFIG [FIX]: MODULE.ko compiled out of tree from
+# linux-source of the kernel's version (drivers/infiniband/sw/DIR, with
+# CONFIG=m) against linux-headers of the image, after the script FIX edited
+# the sources when given, into the kernel's updates/ (which modprobe
+# prefers to the image's own). Status 1 with the reason in $build_failure.
+build_failure=
+build_module() {
+	local mod=$1 dir=$2 config=$3 fix=${4:-} srcpkg hdrpkg missing srcver tarball top d
+	local work=$VM_DIR/$dir
+	# linux-source-6.1 for kernel version 6.1.192-2
+	srcpkg=linux-source-$(echo "$kversion" | cut -d. -f1-2)
+	hdrpkg=linux-headers-$kv
+	missing=$(pkg_missing "$srcpkg" "$hdrpkg" gcc make | tr '\n' ' ')
+	if [ -n "$missing" ]; then
+		step "installing packages for $mod.ko: $missing"
+		# shellcheck disable=SC2086
+		apt_install $missing || { build_failure="cannot install $missing"; return 1; }
+		step_done
+	fi
+	srcver=$(dpkg-query --admindir="${ROOT%/}/var/lib/dpkg" -W -f='${Version}' "$srcpkg")
+	[ "$srcver" = "$kversion" ] ||
+		warn "$srcpkg is $srcver but the kernel is $kversion; building $mod.ko anyway"
+	tarball=$(ls "${ROOT%/}/usr/src/$srcpkg".tar.* 2>/dev/null | head -n 1 || true)
+	[ -n "$tarball" ] || { build_failure="no /usr/src/$srcpkg.tar.* (package $srcpkg)"; return 1; }
+	step "building $mod.ko from $(basename "$tarball") for $kv${fix:+, with $(basename "$fix")}"
+	rm -rf "$work/src"
+	mkdir -p "$work/src"
+	top=$(basename "$tarball" | sed 's/\.tar\..*//')
+	d=$work/src/$top/drivers/infiniband/sw/$dir
+	if ! tar -xf "$tarball" -C "$work/src" --wildcards "$top/drivers/infiniband/sw/$dir/*" \
+		>"$work/build.log" 2>&1; then
+		build_failure="cannot unpack the $dir sources from $tarball"
+		return 1
+	fi
+	if [ -n "$fix" ] && ! python3 "$fix" "$d" >>"$work/build.log" 2>&1; then
+		tail -n 10 "$work/build.log" >&2
+		build_failure="$(basename "$fix") does not apply to $top (log: $work/build.log)"
+		return 1
+	fi
+	if ! on_root make -C "/usr/src/linux-headers-$kv" M="$d" "$config=m" -j"$(nproc)" modules \
+		>>"$work/build.log" 2>&1 || [ ! -r "$d/$mod.ko" ]; then
+		tail -n 10 "$work/build.log" >&2
+		build_failure="compiling $mod.ko failed (log: $work/build.log)"
+		return 1
+	fi
+	mkdir -p "$kmods/updates"
+	cp "$d/$mod.ko" "$kmods/updates/$mod.ko"
+	on_root depmod -b "$kroot" "$kv"
+	local magic
+	magic=$(modinfo -F vermagic "$kmods/updates/$mod.ko" | awk '{print $1}')
+	[ "$magic" = "$kv" ] || warn "$mod.ko vermagic $magic differs from $kv"
+	rm -rf "$work/src"
+	step_done
+}
+
+# siw.ko, which Debian does not build. Failing that, the reason is
+# recorded and the siw suites fail with it.
 siw_state=unavailable
 mkdir -p "$VM_DIR/siw"
-siw_fail() {
-	echo "$*" >"$VM_DIR/siw/unavailable"
-	warn "siw.ko not built: $* (the $VM_FLAVOR siw suites cannot run)"
-}
 if [ "$want_siw" = 0 ] && [ ! -r "$kmods/updates/siw.ko" ]; then
 	siw_state=skipped
 elif [ "$force" = 0 ] && [ -r "$kmods/updates/siw.ko" ]; then
@@ -351,50 +418,34 @@ elif [ "$force" = 0 ] && [ -r "$VM_DIR/siw/unavailable" ]; then
 	msg "siw.ko: not built earlier: $(cat "$VM_DIR/siw/unavailable") (setup.sh --force retries)"
 else
 	rm -f "$VM_DIR/siw/unavailable"
-	# linux-source-6.1 for kernel version 6.1.192-2
-	srcpkg=linux-source-$(echo "$kversion" | cut -d. -f1-2)
-	hdrpkg=linux-headers-$kv
-	missing=$(pkg_missing "$srcpkg" "$hdrpkg" gcc make | tr '\n' ' ')
-	ok=1
-	if [ -n "$missing" ]; then
-		step "installing packages for siw.ko: $missing"
-		# shellcheck disable=SC2086
-		if apt_install $missing; then step_done; else ok=0; siw_fail "cannot install $missing"; fi
+	if build_module siw siw CONFIG_RDMA_SIW; then
+		siw_state=ok
+	else
+		echo "$build_failure" >"$VM_DIR/siw/unavailable"
+		warn "siw.ko not built: $build_failure (the $VM_FLAVOR siw suites cannot run)"
 	fi
-	if [ "$ok" = 1 ]; then
-		srcver=$(dpkg-query --admindir="${ROOT%/}/var/lib/dpkg" -W -f='${Version}' "$srcpkg")
-		[ "$srcver" = "$kversion" ] ||
-			warn "$srcpkg is $srcver but the kernel is $kversion; building siw.ko anyway"
-		tarball=$(ls "${ROOT%/}/usr/src/$srcpkg".tar.* 2>/dev/null | head -n 1 || true)
-		if [ -z "$tarball" ]; then
-			siw_fail "no /usr/src/$srcpkg.tar.* (package $srcpkg)"
-		else
-			step "building siw.ko from $(basename "$tarball") for $kv"
-			rm -rf "$VM_DIR/siw/src"
-			mkdir -p "$VM_DIR/siw/src"
-			top=$(basename "$tarball" | sed 's/\.tar\..*//')
-			if ! tar -xf "$tarball" -C "$VM_DIR/siw/src" --wildcards "$top/drivers/infiniband/sw/siw/*" \
-				>"$VM_DIR/siw/build.log" 2>&1; then
-				siw_fail "cannot unpack the siw sources from $tarball"
-			else
-				d=$VM_DIR/siw/src/$top/drivers/infiniband/sw/siw
-				if on_root make -C "/usr/src/linux-headers-$kv" M="$d" CONFIG_RDMA_SIW=m -j"$(nproc)" modules \
-					>>"$VM_DIR/siw/build.log" 2>&1 && [ -r "$d/siw.ko" ]; then
-					mkdir -p "$kmods/updates"
-					cp "$d/siw.ko" "$kmods/updates/siw.ko"
-					on_root depmod -b "$kroot" "$kv"
-					magic=$(modinfo -F vermagic "$kmods/updates/siw.ko" | awk '{print $1}')
-					[ "$magic" = "$kv" ] || warn "siw.ko vermagic $magic differs from $kv"
-					rm -rf "$VM_DIR/siw/src"
-					siw_state=ok
-					step_done
-				else
-					tail -n 10 "$VM_DIR/siw/build.log" >&2
-					siw_fail "compiling siw.ko failed (log: $VM_DIR/siw/build.log)"
-				fi
-			fi
-		fi
+fi
+
+# --- 6. rdma_rxe.ko with its fence fixed ------------------------------------
+# Debian's rdma_rxe can stop a queue pair for ever after a retransmission
+# when a fenced request (every rpma_atomic_write) has a read posted after
+# it (rxe-fence-fix.py says how). Every suite over rxe would fail now and
+# then for it; the fix is rebuilt when the script changes.
+# RPMA_VM_RXE=stock keeps Debian's own module.
+mkdir -p "$VM_DIR/rxe"
+if [ "$rxe_want" = stock ]; then
+	if [ -e "$kmods/updates/rdma_rxe.ko" ]; then
+		rm -f "$kmods/updates/rdma_rxe.ko"
+		on_root depmod -b "$kroot" "$kv"
 	fi
+	rxe_state=stock
+elif [ "$force" = 0 ] && [ "$(state_get RXE)" = "$rxe_fix_id" ] &&
+	[ -r "$kmods/updates/rdma_rxe.ko" ]; then
+	rxe_state=$rxe_fix_id
+elif build_module rdma_rxe rxe CONFIG_RDMA_RXE "$VM_SRCDIR/rxe-fence-fix.py"; then
+	rxe_state=$rxe_fix_id
+else
+	die "rdma_rxe.ko with its fence fixed not built: $build_failure (RPMA_VM_RXE=stock runs Debian's own, whose fence can stop a queue pair: tests/vm/README.md)"
 fi
 
 # --- done -------------------------------------------------------------------
@@ -403,8 +454,9 @@ KPKG=$kpkg
 KV=$kv
 KVERSION=$kversion
 SIW=$siw_state
+RXE=$rxe_state
 COMPLETE=1
 EOF
 mv "$VM_STATE.new" "$VM_STATE"
 mkdir -p "$VM_DIR/jobs"
-msg "setup complete ($VM_FLAVOR): kernel $kv ($kversion), siw $siw_state ($(elapsed "$t_setup") s)"
+msg "setup complete ($VM_FLAVOR): kernel $kv ($kversion), siw $siw_state, rxe $rxe_state ($(elapsed "$t_setup") s)"
