@@ -101,6 +101,11 @@ case "$rxe_want" in fixed | stock) ;; *) die "RPMA_VM_RXE is fixed or stock, not
 rxe_fix_id=fixed-$(sha256sum "$VM_SRCDIR/rxe-fence-fix.py" | cut -c1-12)
 rxe_state_wanted=$rxe_fix_id
 [ "$rxe_want" = fixed ] || rxe_state_wanted=stock
+# rxe_cached KV: the cache of kernel KV holds the rdma_rxe.ko asked for
+rxe_cached() {
+	[ "$(state_get RXE)" = "$rxe_state_wanted" ] || return 1
+	[ "$rxe_want" = stock ] || [ -r "$VM_DIR/kernel/lib/modules/$1/updates/rdma_rxe.ko" ]
+}
 
 initramfs_inputs=("$VM_SRCDIR/guest/init.sh" "$VM_SRCDIR/setup.sh")
 
@@ -129,8 +134,7 @@ cache_complete() {
 	skipped) [ "$want_siw" = 0 ] || return 1 ;;
 	*) return 1 ;;
 	esac
-	[ "$(state_get RXE)" = "$rxe_state_wanted" ] || return 1
-	[ "$rxe_want" = stock ] || [ -r "$VM_DIR/kernel/lib/modules/$kv/updates/rdma_rxe.ko" ] || return 1
+	rxe_cached "$kv" || return 1
 	local pc
 	for pc in $VM_PKGS; do
 		pc=${pc#*:}
@@ -432,15 +436,13 @@ fi
 # it (rxe-fence-fix.py says how). Every suite over rxe would fail now and
 # then for it; the fix is rebuilt when the script changes.
 # RPMA_VM_RXE=stock keeps Debian's own module.
-mkdir -p "$VM_DIR/rxe"
 if [ "$rxe_want" = stock ]; then
 	if [ -e "$kmods/updates/rdma_rxe.ko" ]; then
 		rm -f "$kmods/updates/rdma_rxe.ko"
 		on_root depmod -b "$kroot" "$kv"
 	fi
 	rxe_state=stock
-elif [ "$force" = 0 ] && [ "$(state_get RXE)" = "$rxe_fix_id" ] &&
-	[ -r "$kmods/updates/rdma_rxe.ko" ]; then
+elif [ "$force" = 0 ] && rxe_cached "$kv"; then
 	rxe_state=$rxe_fix_id
 elif build_module rdma_rxe rxe CONFIG_RDMA_RXE "$VM_SRCDIR/rxe-fence-fix.py"; then
 	rxe_state=$rxe_fix_id
