@@ -208,7 +208,7 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 
 	const int fd = conn->queues.shared_channel->fd;
 	const int fl = fcntl(fd, F_GETFL);
-	int ret = wait_1x(fd, &conn->events, fl < 0 || !(fl & O_NONBLOCK));
+	int ret = wait_1x(fd, &conn->events, conn->queues.gpspm, fl < 0 || !(fl & O_NONBLOCK));
 	if (ret < 0)
 		return ret;
 	if (ret == WAIT_1X_ORPHANS) {

@@ -17,6 +17,7 @@
 #include "conn_events.hpp"
 #include "err.hpp"
 #include "flush_slots.hpp"
+#include "gpspm.hpp"
 #include "verbs/verbs.hpp"
 
 using namespace rpma;
@@ -254,8 +255,10 @@ bool rpma::conn_drained(conn_events *ev)
 	return true;
 }
 
-int rpma::wait_channel_or_peer(int channel_fd, conn_events *ev, int timeout_ms)
+int rpma::wait_channel_or_peer(int channel_fd, conn_events *ev, gpspm_engine *gpspm, int timeout_ms)
 {
+	/* when to make the GPSPM watch again; -1: nothing to watch */
+	long long gpspm_look_at = gpspm ? 0 : -1;
 	const long long deadline = timeout_ms >= 0 ? monotonic_ms() + timeout_ms : -1;
 	long long drain_deadline = -1;
 	bool watch = ev != nullptr;
@@ -278,9 +281,15 @@ int rpma::wait_channel_or_peer(int channel_fd, conn_events *ev, int timeout_ms)
 			if (until < 0 || drain_deadline < until)
 				until = drain_deadline;
 		}
+		if (gpspm_look_at >= 0 && monotonic_ms() >= gpspm_look_at) {
+			const int next = gpspm_watch_while_waiting(gpspm);
+			gpspm_look_at = next < 0 ? -1 : monotonic_ms() + next;
+		}
 		long long wake_at = until;
 		if (watch_again_at >= 0 && (wake_at < 0 || watch_again_at < wake_at))
 			wake_at = watch_again_at;
+		if (gpspm_look_at >= 0 && (wake_at < 0 || gpspm_look_at < wake_at))
+			wake_at = gpspm_look_at;
 		int wait_ms = -1;
 		if (wake_at >= 0) {
 			const long long left = wake_at - monotonic_ms();
@@ -320,11 +329,11 @@ int rpma::wait_channel_or_peer(int channel_fd, conn_events *ev, int timeout_ms)
 	}
 }
 
-int rpma::wait_1x(int channel_fd, conn_events *ev, bool blocking)
+int rpma::wait_1x(int channel_fd, conn_events *ev, gpspm_engine *gpspm, bool blocking)
 {
 	if (ev == nullptr || !blocking)
 		return WAIT_1X_EVENT; /* the read says at once whether an event is there */
-	const int ret = wait_channel_or_peer(channel_fd, ev, -1);
+	const int ret = wait_channel_or_peer(channel_fd, ev, gpspm, -1);
 	if (ret < 0)
 		return RPMA_E_NO_COMPLETION; /* as librpma 1.x reported a failed wait */
 	if (ret > 0)

@@ -30,6 +30,7 @@ namespace rpma
 {
 
 struct conn_flush;
+struct gpspm_engine;
 
 /*
  * Room for the private data a connection request or a connection keeps:
@@ -149,12 +150,14 @@ bool conn_drained(conn_events *ev);
 
 /*
  * Waits up to timeout_ms (< 0: no limit) for channel_fd to become readable,
- * watching the connection's events meanwhile (ev may be NULL). Returns 1
- * when channel_fd is readable, 0 when it is not (timeout, or the
+ * watching the connection's events meanwhile (ev may be NULL), and, when
+ * gpspm is not NULL, for a GPSPM target gone silent (gpspm_watch_while_waiting:
+ * the poll that would find it is not made while the thread sleeps).
+ * Returns 1 when channel_fd is readable, 0 when it is not (timeout, or the
  * connection went down and CONN_DOWN_DRAIN_MS passed with nothing to
  * read), or a negative RPMA_E_* code.
  */
-int wait_channel_or_peer(int channel_fd, conn_events *ev, int timeout_ms);
+int wait_channel_or_peer(int channel_fd, conn_events *ev, gpspm_engine *gpspm, int timeout_ms);
 
 /*
  * Before the blocking read of a librpma 1.x wait (rpma_cq_wait,
@@ -167,7 +170,7 @@ int wait_channel_or_peer(int channel_fd, conn_events *ev, int timeout_ms);
  */
 constexpr int WAIT_1X_EVENT = 1;
 constexpr int WAIT_1X_ORPHANS = 2;
-int wait_1x(int channel_fd, conn_events *ev, bool blocking);
+int wait_1x(int channel_fd, conn_events *ev, gpspm_engine *gpspm, bool blocking);
 
 } /* namespace rpma */
 

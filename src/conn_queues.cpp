@@ -54,11 +54,13 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 	 */
 	const uint32_t per_operation = peer->iwarp ? 2 : 1;
 	qp_shape shape;
-	shape.max_send_wr = per_operation * sq_size + depth;
+	/* GPSPM: the requests or answers, and a probe of a silent target (gpspm_watch) */
+	const uint32_t gpspm_sends = depth ? depth + 1 : 0;
+	shape.max_send_wr = per_operation * sq_size + gpspm_sends;
 	shape.max_recv_wr = depth ? depth : rq_size;
 	/* the emulated atomic write is an 8-byte inline write; GPSPM sends inline */
 	shape.max_inline_data = depth ? GPSPM_INLINE_SIZE : RPMA_ATOMIC_WRITE_ALIGNMENT;
-	const uint32_t main_cq_size = cq_size + (per_operation - 1) * sq_size + 2 * depth;
+	const uint32_t main_cq_size = cq_size + (per_operation - 1) * sq_size + depth + gpspm_sends;
 
 	conn_queues q;
 	q.gpspm_mode = gpspm_mode;
@@ -85,7 +87,15 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 	if (ret)
 		goto delete_rcq;
 	if (depth) {
-		ret = gpspm_new(peer, gpspm_mode, depth, q.flush->slots_mask + 1, &q.gpspm);
+		/*
+		 * A target silent for a quarter of the connection's timeout is
+		 * probed, and the probe fails within the timeout (the ACK
+		 * timeout's budget, conn_req.cpp): a lost answer is noticed
+		 * within 1.25 times the timeout of the last answer.
+		 */
+		const uint32_t probe_after_ms = static_cast<uint32_t>(c.timeout_ms.load()) / 4;
+		ret = gpspm_new(peer, gpspm_mode, depth, q.flush->slots_mask + 1, probe_after_ms,
+				&q.gpspm);
 		if (ret)
 			goto delete_flush;
 	}

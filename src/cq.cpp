@@ -210,7 +210,7 @@ static int take_event_now(rpma_cq *cq)
 int rpma::cq_wait_event(rpma_cq *cq, int timeout_ms)
 {
 	/* the connection's events too: a peer that is gone ends the wait */
-	const int ready = wait_channel_or_peer(cq->channel->fd, cq->events, timeout_ms);
+	const int ready = wait_channel_or_peer(cq->channel->fd, cq->events, cq->gpspm, timeout_ms);
 	if (ready < 0)
 		return ready;
 	if (ready == 0)
@@ -299,7 +299,7 @@ int rpma_cq_wait(struct rpma_cq *cq)
 	if (taken_by_another && !blocking)
 		return RPMA_E_NO_COMPLETION;
 	for (;;) {
-		int ret = wait_1x(fd, cq->events, blocking);
+		int ret = wait_1x(fd, cq->events, cq->gpspm, blocking);
 		if (ret < 0)
 			return ret;
 		if (ret == WAIT_1X_ORPHANS)

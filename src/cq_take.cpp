@@ -288,6 +288,8 @@ int rpma_cq::take_translated(completion_out *out)
 	gpspm_release_held(g, drained, out);
 	const int ret = cq->poll_ordered(out, 0);
 	*polled = ret > 0 ? ret : 0;
+	if (ret == 0 && gpspm_awaits_answers(g))
+		gpspm_watch(g); /* out of line: a target that may have gone silent */
 	if (ret < 0 && out->count == 0)
 		return ret;
 	/* the connection is down and drained: what is still in flight never completes */

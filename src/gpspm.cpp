@@ -317,9 +317,9 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg)
 }
 
 int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_held,
-	      gpspm_engine **gpspm_ptr)
+	      uint32_t probe_after_ms, gpspm_engine **gpspm_ptr)
 {
-	const size_t size = static_cast<size_t>(depth + 1) * GPSPM_SLOT_SIZE;
+	const size_t size = static_cast<size_t>(depth + 2) * GPSPM_SLOT_SIZE;
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 	auto *g = new (std::nothrow) gpspm_engine;
 	auto *held = new (std::nothrow) gpspm_engine::held_completion[max_held];
@@ -353,6 +353,10 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 	g->held = held;
 	g->held_count = 0;
 	g->held_capacity = max_held;
+	g->silent_since_ms = 0;
+	g->silent_answers_in = 0;
+	g->probe_after_ms = probe_after_ms;
+	g->probe_posted = false;
 	pthread_mutex_init(&g->take_lock, nullptr);
 	*gpspm_ptr = g;
 	return 0;
@@ -405,6 +409,19 @@ namespace
 [[gnu::noinline]] void handle_sent_or_failed(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc,
 					     completion_out *out)
 {
+	if (wc.wr_id == g->probe_wr_id()) {
+		g->probe_posted = false;
+		/* the target is there: another silence starts with the next empty poll */
+		g->silent_since_ms = 0;
+		if (wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_WR_FLUSH_ERR)
+			return; /* (flushed: the queue pair is down already, the receives say so) */
+		RPMA_LOG_ERROR("a probe of a GPSPM target silent for %u ms failed: %s",
+			       g->probe_after_ms, verbs::wc_status_str(wc.status));
+		/* the flushes waiting fail as the probe did: the transport gave up */
+		fail_in_flight(g, flush, wc.status, out);
+		gpspm_release(g, false, out);
+		return;
+	}
 	if (wc.wr_id == answer_wr_id(g)) {
 		/* flushed: the queue pair is down already, by a disconnect or a failure seen */
 		if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
@@ -432,8 +449,10 @@ namespace
 
 void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completion_out *out)
 {
-	/* a receive buffer that held a message, unless it failed or is the answers' */
-	if (__builtin_expect(wc.status != IBV_WC_SUCCESS || wc.opcode == IBV_WC_SEND, 0)) {
+	/* a receive buffer that held a message, unless it failed or is the answers' or a probe's */
+	if (__builtin_expect(wc.status != IBV_WC_SUCCESS || wc.opcode == IBV_WC_SEND ||
+				 wc.opcode == IBV_WC_RDMA_WRITE,
+			     0)) {
 		handle_sent_or_failed(g, flush, wc, out);
 		return;
 	}

@@ -61,8 +61,9 @@ struct gpspm_engine {
 	uint32_t depth; /* receive buffers kept posted */
 
 	/*
-	 * depth + 1 buffers of GPSPM_SLOT_SIZE: the receive buffers, then one
-	 * whose address is the wr_id of the answers this side sends.
+	 * depth + 2 buffers of GPSPM_SLOT_SIZE: the receive buffers, then one
+	 * whose address is the wr_id of the answers this side sends, then one
+	 * whose address is the wr_id of the probes (gpspm_watch).
 	 */
 	uint8_t *buffers;
 	ibv_mr *buffers_mr;
@@ -115,6 +116,23 @@ struct gpspm_engine {
 	uint32_t held_capacity;
 
 	/*
+	 * The watch over a target gone silent (a partition, a machine that
+	 * stopped). Once a request's send has completed, the transport has
+	 * nothing of it left to retransmit: an answer lost with the network
+	 * would be waited for with no error ever coming. So when polls find
+	 * the CQ empty for probe_after_ms while answers are awaited, this
+	 * side posts a probe, a zero-length RDMA write that the transport
+	 * retransmits like any other: a target that is there acknowledges it,
+	 * one that is not fails it, and with it the flushes waiting. Only
+	 * polls that find the CQ empty look at it: the data path pays
+	 * nothing. Under take_lock.
+	 */
+	long long silent_since_ms;  /* an empty poll with answers awaited; 0: none yet */
+	uint64_t silent_answers_in; /* answers_in then: another answer ends the silence */
+	uint32_t probe_after_ms;
+	bool probe_posted;
+
+	/*
 	 * Held by whoever polls the connection's CQ (take_begin/take_end):
 	 * requests are served one at a time in the order they arrived, so
 	 * their answers go back in that order too, whatever the number of
@@ -122,11 +140,18 @@ struct gpspm_engine {
 	 */
 	pthread_mutex_t take_lock;
 
+	/* the wr_id of the probes of a silent target: the buffer after the answers' */
+	uint64_t probe_wr_id() const
+	{
+		return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(buffers) +
+					     static_cast<uintptr_t>(depth + 1) * GPSPM_SLOT_SIZE);
+	}
+
 	bool owns(uint64_t wr_id) const
 	{
 		const uintptr_t offset =
 		    static_cast<uintptr_t>(wr_id) - reinterpret_cast<uintptr_t>(buffers);
-		return offset <= static_cast<uintptr_t>(depth) * GPSPM_SLOT_SIZE &&
+		return offset <= static_cast<uintptr_t>(depth + 1) * GPSPM_SLOT_SIZE &&
 		       offset % GPSPM_SLOT_SIZE == 0;
 	}
 
@@ -152,10 +177,11 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg);
 
 /*
  * Creates the GPSPM engine of a connection on peer: depth receive buffers,
- * room for max_held completions held for their turn.
+ * room for max_held completions held for their turn; a silent target is
+ * probed after probe_after_ms (gpspm_watch).
  */
 int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_held,
-	      gpspm_engine **gpspm_ptr);
+	      uint32_t probe_after_ms, gpspm_engine **gpspm_ptr);
 /*
  * Posts every receive buffer on the queue pair of id: before the
  * connection can carry requests.
@@ -188,6 +214,27 @@ void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_o
  * and drained, nothing more will be answered.
  */
 void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out);
+
+/* Whether requests whose sends completed wait for their answers; under take_lock. */
+inline bool gpspm_awaits_answers(const gpspm_engine *g)
+{
+	return g->answers_in < g->requests_sent;
+}
+
+/*
+ * A poll found the CQ empty while answers are awaited: the silence (no
+ * answer, no probe completed) timed, and a probe posted once it lasted
+ * probe_after_ms. Under take_lock.
+ */
+void gpspm_watch(gpspm_engine *g);
+
+/*
+ * For a thread about to sleep until the CQ's next event: the watch of a
+ * poll that found the CQ empty, made now (it takes take_lock), and how
+ * many ms later to make it again; -1 when no answer is awaited, so
+ * nothing needs watching.
+ */
+int gpspm_watch_while_waiting(gpspm_engine *g);
 
 /* Whether completions are held (a connection that is down: still to be taken). */
 inline bool gpspm_holds(const gpspm_engine *g)

@@ -332,11 +332,12 @@ static uint64_t at(size_t offset)
 
 /* set-up and teardown: this side is both a client of a GPSPM target and a target */
 
-static int gp_setup(void **state)
+/* the set-up of every test of a GPSPM connection: made from cfg, which it deletes */
+static int gp_setup_cfg(void **state, struct rpma_conn_cfg *cfg)
 {
 	fx_setup(state);
 	ncalls = 0;
-	gconn_open(&g, RPMA_GPSPM_POLLED, DEPTH);
+	gconn_open_cfg(&g, cfg);
 	uint8_t d[VD_REGION_SIZE];
 	vd_region(d, RADDR, RLEN, RKEY,
 		  RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
@@ -347,6 +348,22 @@ static int gp_setup(void **state)
 	lmr = fx_mr(pmem, PMEM_LEN, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	assert_int_equal(rpma_mr_set_persist_fn(lmr, persist_a), 0);
 	return 0;
+}
+
+static int gp_setup(void **state)
+{
+	return gp_setup_cfg(state, vd_gpspm_cfg(RPMA_GPSPM_POLLED, DEPTH));
+}
+
+/* a connection timeout of TIMEOUT_MS: a silent target is probed after a quarter of it */
+#define TIMEOUT_MS     40
+#define PROBE_AFTER_MS (TIMEOUT_MS / 4)
+
+static int gp_setup_short_timeout(void **state)
+{
+	struct rpma_conn_cfg *cfg = vd_gpspm_cfg(RPMA_GPSPM_POLLED, DEPTH);
+	assert_int_equal(rpma_conn_cfg_set_timeout(cfg, TIMEOUT_MS), 0);
+	return gp_setup_cfg(state, cfg);
 }
 
 static int gp_teardown(void **state)
@@ -377,13 +394,14 @@ static void expect_queues(struct rdma_cm_id *id, unsigned first_recv, uint32_t c
 {
 	const struct ibv_qp_init_attr_ex *attr = fake_verbs_qp_init_attr(id->qp);
 	assert_non_null(attr);
-	assert_int_equal(attr->cap.max_send_wr, sq + depth);
+	/* the library's sends beyond the application's: depth messages and a probe */
+	assert_int_equal(attr->cap.max_send_wr, sq + depth + 1);
 	assert_int_equal(attr->cap.max_recv_wr, depth);
 	assert_true(attr->cap.max_inline_data >= 32);
 	assert_null(attr->srq);
 	/* receives complete on the main CQ, which has room for the library's work */
 	assert_ptr_equal(attr->recv_cq, attr->send_cq);
-	assert_int_equal(attr->send_cq->cqe, (int)(cq + 2 * depth));
+	assert_int_equal(attr->send_cq->cqe, (int)(cq + 2 * depth + 1));
 
 	assert_int_equal(fake_verbs_recvs() - first_recv, depth);
 	for (unsigned i = first_recv; i < first_recv + depth; i++) {
@@ -1137,6 +1155,169 @@ static void client__receive_fails(void **state)
 	expect_flush(&ctx, IBV_WC_LOC_PROT_ERR);
 	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
 	expect_nothing();
+}
+
+/*
+ * A target gone silent: once a request's send completed, nothing of it is
+ * left for the transport to retransmit, so the library probes the
+ * connection when polls find nothing for a quarter of its timeout
+ */
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* the probe the library posted as send record n */
+static uint64_t expect_probe(unsigned n)
+{
+	const struct fake_send_record *p = fake_verbs_send(n);
+	assert_ptr_equal(p->qp, g.id->qp);
+	assert_int_equal(p->wr.opcode, IBV_WR_RDMA_WRITE);
+	assert_int_equal(p->wr.num_sge, 0);
+	/* signaled, so that a target that is there is seen to be; never fenced */
+	assert_int_equal(p->wr.send_flags, IBV_SEND_SIGNALED);
+	return p->wr.wr_id;
+}
+
+/* polls that find nothing for longer than the probe time: one probe, posted once */
+static unsigned silent_for_probe_time(void)
+{
+	unsigned sends = fake_verbs_sends();
+	expect_nothing(); /* takes what completed last, the library's own */
+	expect_nothing(); /* finds nothing: the silence starts */
+	sleep_ms(2 * PROBE_AFTER_MS);
+	expect_nothing(); /* it lasted: a probe */
+	assert_int_equal(fake_verbs_sends(), sends + 1);
+	return sends;
+}
+
+static void probe__fails_the_flushes_waiting(void **state)
+{
+	(void)state;
+	static int ctx[2];
+	struct req a = flush(0, 8, ALWAYS, &ctx[0]);
+	struct req b = flush(8, 8, ON_ERROR, &ctx[1]);
+	sent(a, IBV_WC_SUCCESS);
+	sent(b, IBV_WC_SUCCESS);
+	unsigned n = silent_for_probe_time();
+	uint64_t probe = expect_probe(n);
+	/* a probe in flight: no other, however long the silence */
+	sleep_ms(2 * PROBE_AFTER_MS);
+	expect_nothing();
+	assert_int_equal(fake_verbs_sends(), n + 1);
+
+	/* the transport gave up on it: so do the flushes, with its status */
+	struct ibv_wc wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR);
+	fake_verbs_push_wc(g.icq, &wc);
+	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	expect_flush(&ctx[0], IBV_WC_RETRY_EXC_ERR);
+	expect_flush(&ctx[1], IBV_WC_RETRY_EXC_ERR);
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+	expect_nothing();
+	/* the receives the failed queue pair flushes add nothing */
+	fail_receives(&g, IBV_WC_WR_FLUSH_ERR);
+	expect_nothing();
+	/* and a connection that failed is not probed again */
+	sleep_ms(2 * PROBE_AFTER_MS);
+	expect_nothing();
+	assert_int_equal(fake_verbs_sends(), n + 1);
+}
+
+static void probe__acknowledged_is_not_a_completion(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	unsigned n = silent_for_probe_time();
+	uint64_t probe = expect_probe(n);
+	struct ibv_wc wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
+	fake_verbs_push_wc(g.icq, &wc);
+	/* the target is there, only slow: nothing for the application, the flush waits */
+	expect_nothing();
+	/* still silent: probed again, after the probe time once more */
+	n = silent_for_probe_time();
+	probe = expect_probe(n);
+	wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
+	fake_verbs_push_wc(g.icq, &wc);
+	answer(a, ST_OK);
+	expect_flush(&ctx, IBV_WC_SUCCESS);
+	expect_nothing();
+	/* nothing awaited: no probe */
+	sleep_ms(2 * PROBE_AFTER_MS);
+	expect_nothing();
+	assert_int_equal(fake_verbs_sends(), n + 1);
+}
+
+/* a probe's completion flushed by a queue pair that failed: the flushes get their own */
+static void probe__flushed(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	uint64_t probe = expect_probe(silent_for_probe_time());
+	struct ibv_wc wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_WR_FLUSH_ERR);
+	fake_verbs_push_wc(g.icq, &wc);
+	expect_nothing();
+	fail_receives(&g, IBV_WC_WR_FLUSH_ERR);
+	expect_flush(&ctx, IBV_WC_WR_FLUSH_ERR);
+	expect_nothing();
+}
+
+/* no probe while a request's send is in flight (the transport retransmits it) */
+static void probe__not_before_the_send_completes(void **state)
+{
+	(void)state;
+	static int ctx;
+	unsigned sends = fake_verbs_sends();
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	expect_nothing();
+	sleep_ms(2 * PROBE_AFTER_MS);
+	expect_nothing();
+	assert_int_equal(fake_verbs_sends(), sends + 1); /* the request alone */
+	/* completions heard end a silence: the next starts with the next empty poll */
+	sent(a, IBV_WC_SUCCESS);
+	expect_nothing();
+	assert_int_equal(fake_verbs_sends(), sends + 1);
+}
+
+/* a probe that cannot be posted: logged, and tried again by a later poll */
+static void probe__post_fails(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	unsigned sends = fake_verbs_sends();
+	expect_nothing(); /* the send's completion */
+	expect_nothing(); /* the silence starts */
+	sleep_ms(2 * PROBE_AFTER_MS);
+	fake_verbs_fail(FAKE_POST_SEND, 1, ENOMEM);
+	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	expect_nothing();
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+	assert_int_equal(fake_verbs_sends(), sends);
+	expect_nothing();
+	expect_probe(sends);
+}
+
+/* a thread asleep in a wait probes too: no poll finds the silence for it */
+static void probe__while_waiting(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	unsigned sends = fake_verbs_sends();
+	struct rpma_completion c;
+	assert_int_equal(rpma_cq_wait_completion(g.cq, &c, 8 * PROBE_AFTER_MS),
+			 RPMA_E_NO_COMPLETION);
+	assert_int_equal(fake_verbs_sends(), sends + 1);
+	expect_probe(sends);
 }
 
 /* many at once, among the application's own completions */
@@ -2340,6 +2521,13 @@ int main(void)
 		T(client__get_wc),
 		T(client__get_wc_many),
 		T(client__receive_fails),
+#define TS(f) cmocka_unit_test_setup_teardown(f, gp_setup_short_timeout, gp_teardown)
+		TS(probe__fails_the_flushes_waiting),
+		TS(probe__acknowledged_is_not_a_completion),
+		TS(probe__flushed),
+		TS(probe__not_before_the_send_completes),
+		TS(probe__post_fails),
+		TS(probe__while_waiting),
 		T(client__get_completions),
 		T(client__get_completions_one_by_one),
 		T(client__a_take_frees_one_place),
