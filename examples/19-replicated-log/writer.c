@@ -335,6 +335,13 @@ static void pump(struct writer *w, int timeout_ms)
 	for (int i = 0; i < w->nreplicas; i++) {
 		struct replica *r = &w->replicas[i];
 
+		/*
+		 * Polled even without an event: a flush waits for the replica's
+		 * answer, and the library probes a replica gone silent only in a
+		 * poll (or a wait) that finds nothing.
+		 */
+		if (r->alive && r->batches_in_flight > 0 && t - r->last_progress > 0.1)
+			take_completions(w, r);
 		if (r->alive && r->batches_in_flight > 0 && t - r->last_progress > w->timeout) {
 			char why[64];
 
