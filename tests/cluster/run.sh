@@ -475,6 +475,61 @@ case_replicated_log_partition() {
 	[ $ok = 1 ] && pass "$name" || fail "$name"
 }
 
+# examples/19-replicated-log, the writer on b, replicas on a and e:
+# replica 2's process is stopped (SIGSTOP), so that e's kernel acknowledges
+# everything the writer sends and nothing is answered, and then the network
+# between b and e is cut. The writer's queue pair to e has nothing left to
+# retransmit: only the library's probe of a silent GPSPM target notices
+# (doc/persistence.md, "A target gone silent"), which must fail the writer's
+# flushes with the transport's error within 1.25 times the connection's
+# timeout of the cut (and BOUND_SLACK_S), not leave them to the writer's own
+# 10 s.
+case_replicated_log_silent() {
+	local ok=1 ex r1 r2 t0 dt limit
+	local name=replicated-log-silent-target
+	log_machines "$name" "a partition is noticed by TCP's retransmission timeout (net.ipv4.tcp_retries2, about 15 minutes)" ||
+		return
+	limit=$(awk -v s="$BOUND_SLACK_S" 'BEGIN { print 1.25 + s }')
+	r1=$(cl_addr a):7421 r2=$(cl_addr e):7421
+	give_key a && give_key b && give_key e || ok=0
+	cl_start a s1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7421 /dev/dax0.0
+	cl_start e s2 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr e)" 7421 /dev/dax0.0
+	printed a s1 "listening on" && printed e s2 "listening on" || ok=0
+	cl_start b sw --timeout 300 -- "$ex/writer" --key /tmp/log.key --new --log /dev/dax0.0 \
+		--records 10000 --size 200 --rate 1000 "$r1" "$r2"
+	if printed b sw "1000 of 10000 records acknowledged by 2 replicas"; then
+		# the replica itself: cl_signal's process is the timeout around it
+		cl_on e -- pkill -STOP -x replica >/dev/null
+		# four times the probe time: the probes meanwhile are acknowledged
+		sleep 1
+		t0=$(now)
+		cl_cut b e
+		printed b sw "replica 2 .* FAILED" 30 || ok=0
+		dt=$(elapsed "$t0")
+		out+=$'\n'"replica 2's process stopped, then b and e cut apart: the writer reported replica 2 $dt s after the cut on the host's clock (bound 1.25 s + $BOUND_SLACK_S s)"
+		awk -v t="$dt" -v l="$limit" 'BEGIN { exit !(t <= l) }' || ok=0
+		out_of b sw | grep -q "replica 2 .* FAILED: an operation failed: transport retry counter exceeded" || {
+			out+=$'\n'"the writer did not report replica 2 by the transport's error"
+			ok=0
+		}
+	else
+		out+=$'\n'"the writer did not get far enough to stop replica 2 under it"
+		ok=0
+	fi
+	run cl_wait b sw 300
+	[ $? = 3 ] || {
+		out+=$'\n'"the writer should have ended with status 3 (fewer replicas)"
+		ok=0
+	}
+	cl_heal b e
+	cl_on e -- pkill -KILL -x replica >/dev/null
+	cl_signal a s1 TERM >/dev/null
+	run cl_wait a s1 30 || ok=0
+	cl_wait e s2 30 >/dev/null
+	cl_stop e
+	[ $ok = 1 ] && pass "$name" || fail "$name"
+}
+
 # Debian's librpma 1.x on one machine, this library on the other
 case_interop() {
 	local ok=1 crc src
@@ -505,7 +560,7 @@ case_interop() {
 }
 
 cases=(ops_128mib ops_loss ops_delay ops_reorder killed_peer partition_poll partition_wait power_loss
-	interop hetero mirror_loss replicated_log_partition replicated_log)
+	interop hetero mirror_loss replicated_log_partition replicated_log_silent replicated_log)
 all=("${cases[@]}")
 case_partition_poll() { case_partition poll; }
 case_partition_wait() { case_partition wait; }
