@@ -101,6 +101,37 @@ namespace
 }
 
 /*
+ * Sets up a write of a chain: every field that is the same for each post
+ * of the template (prebuilt_fill() does the rest), linked to next.
+ */
+inline void write_init(const rpma_write_template *t, prebuilt_write *p, ibv_send_wr *next)
+{
+	p->sge.lkey = t->src_lkey;
+	p->wr.next = next;
+	p->wr.sg_list = &p->sge;
+	p->wr.opcode = IBV_WR_RDMA_WRITE;
+	p->wr.send_flags = 0; /* a failed write completes all the same */
+	p->wr.wr.rdma.rkey = t->dst_rkey;
+}
+
+/*
+ * Fills in what changes from post to post of a write that write_init() set
+ * up; false, and nothing filled, for a range too far.
+ */
+[[gnu::always_inline]] inline bool prebuilt_fill(const rpma_write_template *t, prebuilt_write *p,
+						 const rpma_write_range &w, uint64_t wr_id)
+{
+	if (__builtin_expect(range_too_far(t, w), 0))
+		return false;
+	p->sge.addr = t->src_addr + w.src_offset;
+	p->sge.length = static_cast<uint32_t>(w.len);
+	p->wr.wr_id = wr_id;
+	p->wr.num_sge = w.len ? 1 : 0; /* an empty write names no memory */
+	p->wr.wr.rdma.remote_addr = t->dst_raddr + w.dst_offset;
+	return true;
+}
+
+/*
  * Every other case (a native or GPSPM flush, iWARP, an unsignaled flush):
  * the same writes and flush as one rpma_post_batch(), which makes each of
  * them ready by the general path. The ranges were checked.
@@ -152,25 +183,15 @@ namespace
 	RPMA_CHECK_ARG(count >= 1 && count <= RPMA_BATCH_MAX - 1);
 	RPMA_CHECK_ARG(flags != 0);
 
-	/* every write checked and filled before anything is posted */
-	ibv_sge sge[RPMA_BATCH_MAX];
-	ibv_send_wr wr[RPMA_BATCH_MAX];
+	/* every write checked and filled before anything is posted, the read after the last */
+	prebuilt_write chain[RPMA_BATCH_MAX - 1];
+	ibv_send_wr read_wr;
+	ibv_sge read_sge;
 	const uint64_t wr_id = wr_id_of(op_context);
 	for (int i = 0; i < count; i++) {
-		const rpma_write_range &w = writes[i];
-		if (__builtin_expect(range_too_far(t, w), 0))
-			return range_refused(i, w, t);
-		sge[i].addr = t->src_addr + w.src_offset;
-		sge[i].length = static_cast<uint32_t>(w.len);
-		sge[i].lkey = t->src_lkey;
-		wr[i].wr_id = wr_id;
-		wr[i].next = &wr[i + 1];
-		wr[i].sg_list = &sge[i];
-		wr[i].num_sge = w.len ? 1 : 0; /* an empty write names no memory */
-		wr[i].opcode = IBV_WR_RDMA_WRITE;
-		wr[i].send_flags = 0; /* a failed write completes all the same */
-		wr[i].wr.rdma.remote_addr = t->dst_raddr + w.dst_offset;
-		wr[i].wr.rdma.rkey = t->dst_rkey;
+		write_init(t, &chain[i], i + 1 < count ? &chain[i + 1].wr : &read_wr);
+		if (__builtin_expect(!prebuilt_fill(t, &chain[i], writes[i], wr_id), 0))
+			return range_refused(i, writes[i], t);
 	}
 
 	/* one flush of the range that covers every write */
@@ -186,12 +207,12 @@ namespace
 	 * write of the chain: the first write's range is inside it.
 	 */
 	if (__builtin_expect(!read_after_write_fill(conn->queues.flush, t->dst,
-						    writes[0].dst_offset, writes[0].len, &wr[count],
-						    &sge[count]),
+						    writes[0].dst_offset, writes[0].len, &read_wr,
+						    &read_sge),
 			     0))
 		return flush_of_empty_region();
 	/* the flush is last: a post that fails anywhere leaves it unposted */
-	return conn->post_signaled_flush(&wr[0], &wr[count], op_context);
+	return conn->post_signaled_flush(&chain[0].wr, &read_wr, op_context);
 }
 
 /*
@@ -202,16 +223,9 @@ void chain_build(rpma_write_template *t)
 {
 	const conn_flush *flush = t->conn->queues.flush;
 	for (int i = 0; i < PREBUILT_WRITES; i++) {
-		ibv_sge &sge = t->chain[i].sge;
-		sge = ibv_sge{};
-		sge.lkey = t->src_lkey;
-		ibv_send_wr &wr = t->chain[i].wr;
-		wr = ibv_send_wr{};
-		wr.next = i + 1 < PREBUILT_WRITES ? &t->chain[i + 1].wr : &t->read_wr;
-		wr.sg_list = &sge;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.send_flags = 0; /* a failed write completes all the same */
-		wr.wr.rdma.rkey = t->dst_rkey;
+		t->chain[i] = prebuilt_write{};
+		write_init(t, &t->chain[i],
+			   i + 1 < PREBUILT_WRITES ? &t->chain[i + 1].wr : &t->read_wr);
 	}
 	t->read_sge = ibv_sge{};
 	t->read_sge.addr = reinterpret_cast<uintptr_t>(flush->sink);
@@ -223,20 +237,6 @@ void chain_build(rpma_write_template *t)
 	t->read_wr.send_flags = IBV_SEND_SIGNALED;
 	t->read_wr.wr.rdma.rkey = t->dst_rkey;
 	t->chain_busy.store(false, std::memory_order_relaxed);
-}
-
-/* Fills in a write of the prebuilt chain; false, and nothing filled, for a range too far. */
-[[gnu::always_inline]] inline bool prebuilt_fill(const rpma_write_template *t, prebuilt_write *p,
-						 const rpma_write_range &w, uint64_t wr_id)
-{
-	if (__builtin_expect(range_too_far(t, w), 0))
-		return false;
-	p->sge.addr = t->src_addr + w.src_offset;
-	p->sge.length = static_cast<uint32_t>(w.len);
-	p->wr.wr_id = wr_id;
-	p->wr.num_sge = w.len ? 1 : 0; /* an empty write names no memory */
-	p->wr.wr.rdma.remote_addr = t->dst_raddr + w.dst_offset;
-	return true;
 }
 
 /* The common post gives the chain back: posted or not. */
