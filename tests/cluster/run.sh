@@ -338,6 +338,23 @@ log_machines() {
 	}
 }
 
+# new_replicas ID_A ID_E PORT: a replica with a new, empty log on a (job
+# ID_A) and on e (job ID_E), on PORT; status 1 unless both are listening
+new_replicas() {
+	cl_start a "$1" --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" "$3" /dev/dax0.0
+	cl_start e "$2" --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr e)" "$3" /dev/dax0.0
+	printed a "$1" "listening on" && printed e "$2" "listening on"
+}
+
+# ended_with_fewer JOB: the writer JOB on b ended with status 3 (fewer
+# replicas), its output appended to $out; status 1 otherwise
+ended_with_fewer() {
+	run cl_wait b "$1" 300
+	[ $? = 3 ] && return 0
+	out+=$'\n'"the writer should have ended with status 3 (fewer replicas)"
+	return 1
+}
+
 # log_digests WRITER_DIGEST R1_ID R2_ID: the replicas started as R1_ID on a
 # and R2_ID on e stopped (SIGTERM); status 0 when each ended and printed
 # the writer's digest last. Stops e.
@@ -381,9 +398,7 @@ case_replicated_log() {
 		return
 	w=$(cl_addr b) r1=$(cl_addr a):7419 r2=$(cl_addr e):7419
 	give_key a && give_key b && give_key e || ok=0
-	cl_start a r1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7419 /dev/dax0.0
-	cl_start e r2 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr e)" 7419 /dev/dax0.0
-	printed a r1 "listening on" && printed e r2 "listening on" || ok=0
+	new_replicas r1 r2 7419 || ok=0
 	cl_start b w1 --timeout 300 -- "$ex/writer" --key /tmp/log.key --new --log /dev/dax0.0 \
 		--records 1000 --size 200 "$r1" "$r2"
 	run cl_wait b w1 300 || ok=0
@@ -399,11 +414,7 @@ case_replicated_log() {
 		out+=$'\n'"the writer did not get far enough to cut the power under it"
 		ok=0
 	fi
-	run cl_wait b w2 300
-	[ $? = 3 ] || {
-		out+=$'\n'"the writer should have ended with status 3 (fewer replicas)"
-		ok=0
-	}
+	ended_with_fewer w2 || ok=0
 	held=$(out_of b w2 | sed -n 's/.*replica 2 .* FAILED: .*; it holds \([0-9]*\) records of this run durably.*/\1/p')
 	# replica 2's machine again, on the NVDIMM it had
 	if cl_boot e && give_key e; then
@@ -437,9 +448,7 @@ case_replicated_log_partition() {
 		return
 	r1=$(cl_addr a):7420 r2=$(cl_addr e):7420
 	give_key a && give_key b && give_key e || ok=0
-	cl_start a p1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7420 /dev/dax0.0
-	cl_start e p2 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr e)" 7420 /dev/dax0.0
-	printed a p1 "listening on" && printed e p2 "listening on" || ok=0
+	new_replicas p1 p2 7420 || ok=0
 	cl_start b pw1 --timeout 300 -- "$ex/writer" --key /tmp/log.key --new --log /dev/dax0.0 \
 		--records 3000 --size 200 --rate 1000 "$r1" "$r2"
 	if printed b pw1 "1200 of 3000 records acknowledged by 2 replicas"; then
@@ -451,11 +460,7 @@ case_replicated_log_partition() {
 		out+=$'\n'"the writer did not get far enough to cut the network under it"
 		ok=0
 	fi
-	run cl_wait b pw1 300
-	[ $? = 3 ] || {
-		out+=$'\n'"the writer should have ended with status 3 (fewer replicas)"
-		ok=0
-	}
+	ended_with_fewer pw1 || ok=0
 	cl_heal b e
 	cl_start b pw2 --timeout 300 -- "$ex/writer" --key /tmp/log.key --log /dev/dax0.0 --records 100 \
 		--size 200 "$r1" "$r2"
@@ -492,9 +497,7 @@ case_replicated_log_silent() {
 	limit=$(awk -v s="$BOUND_SLACK_S" 'BEGIN { print 1.25 + s }')
 	r1=$(cl_addr a):7421 r2=$(cl_addr e):7421
 	give_key a && give_key b && give_key e || ok=0
-	cl_start a s1 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr a)" 7421 /dev/dax0.0
-	cl_start e s2 --timeout 600 -- "$ex/replica" --key /tmp/log.key --format "$(cl_addr e)" 7421 /dev/dax0.0
-	printed a s1 "listening on" && printed e s2 "listening on" || ok=0
+	new_replicas s1 s2 7421 || ok=0
 	cl_start b sw --timeout 300 -- "$ex/writer" --key /tmp/log.key --new --log /dev/dax0.0 \
 		--records 10000 --size 200 --rate 1000 "$r1" "$r2"
 	if printed b sw "1000 of 10000 records acknowledged by 2 replicas"; then
@@ -516,11 +519,7 @@ case_replicated_log_silent() {
 		out+=$'\n'"the writer did not get far enough to stop replica 2 under it"
 		ok=0
 	fi
-	run cl_wait b sw 300
-	[ $? = 3 ] || {
-		out+=$'\n'"the writer should have ended with status 3 (fewer replicas)"
-		ok=0
-	}
+	ended_with_fewer sw || ok=0
 	cl_heal b e
 	cl_on e -- pkill -KILL -x replica >/dev/null
 	cl_signal a s1 TERM >/dev/null
