@@ -1182,6 +1182,13 @@ static uint64_t expect_probe(unsigned n)
 	return p->wr.wr_id;
 }
 
+/* the probe's own work request completes */
+static void probe_completes(uint64_t probe, enum ibv_wc_status status)
+{
+	struct ibv_wc wc = fx_wc(probe, IBV_WC_RDMA_WRITE, status);
+	fake_verbs_push_wc(g.icq, &wc);
+}
+
 /* polls that find nothing for longer than the probe time: one probe, posted once */
 static unsigned silent_for_probe_time(void)
 {
@@ -1210,8 +1217,7 @@ static void probe__fails_the_flushes_waiting(void **state)
 	assert_int_equal(fake_verbs_sends(), n + 1);
 
 	/* the transport gave up on it: so do the flushes, with its status */
-	struct ibv_wc wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR);
-	fake_verbs_push_wc(g.icq, &wc);
+	probe_completes(probe, IBV_WC_RETRY_EXC_ERR);
 	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
 	expect_flush(&ctx[0], IBV_WC_RETRY_EXC_ERR);
 	expect_flush(&ctx[1], IBV_WC_RETRY_EXC_ERR);
@@ -1234,15 +1240,13 @@ static void probe__acknowledged_is_not_a_completion(void **state)
 	sent(a, IBV_WC_SUCCESS);
 	unsigned n = silent_for_probe_time();
 	uint64_t probe = expect_probe(n);
-	struct ibv_wc wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
-	fake_verbs_push_wc(g.icq, &wc);
+	probe_completes(probe, IBV_WC_SUCCESS);
 	/* the target is there, only slow: nothing for the application, the flush waits */
 	expect_nothing();
 	/* still silent: probed again, after the probe time once more */
 	n = silent_for_probe_time();
 	probe = expect_probe(n);
-	wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_SUCCESS);
-	fake_verbs_push_wc(g.icq, &wc);
+	probe_completes(probe, IBV_WC_SUCCESS);
 	answer(a, ST_OK);
 	expect_flush(&ctx, IBV_WC_SUCCESS);
 	expect_nothing();
@@ -1260,8 +1264,7 @@ static void probe__flushed(void **state)
 	struct req a = flush(0, 8, ALWAYS, &ctx);
 	sent(a, IBV_WC_SUCCESS);
 	uint64_t probe = expect_probe(silent_for_probe_time());
-	struct ibv_wc wc = fx_wc(probe, IBV_WC_RDMA_WRITE, IBV_WC_WR_FLUSH_ERR);
-	fake_verbs_push_wc(g.icq, &wc);
+	probe_completes(probe, IBV_WC_WR_FLUSH_ERR);
 	expect_nothing();
 	fail_receives(&g, IBV_WC_WR_FLUSH_ERR);
 	expect_flush(&ctx, IBV_WC_WR_FLUSH_ERR);
