@@ -34,7 +34,17 @@ struct completion_out {
 	}
 	void put(const ibv_wc &c, bool is_flush)
 	{
-		wc[count] = c;
+		*next() = c;
+		made(is_flush);
+	}
+	/* where the next completion goes, when it is made there rather than put */
+	ibv_wc *next()
+	{
+		return &wc[count];
+	}
+	/* the completion made at next() is stored */
+	void made(bool is_flush)
+	{
 		if (is_flush)
 			*flushes |= 1ULL << count;
 		count++;

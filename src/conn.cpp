@@ -74,9 +74,15 @@ void rpma::conn_refresh_flush_methods(rpma_conn *conn)
 	for (rpma_flush_type type : types) {
 		const uint8_t usable = takes_posts ? usable_flush_methods(caps, type) : 0;
 		conn->usable_flush_methods[type].store(usable, std::memory_order_relaxed);
-		const uint8_t fast = conn->read_fenced
-					 ? static_cast<uint8_t>(usable & ~METHOD_READ_AFTER_WRITE)
-					 : usable;
+		/*
+		 * Where a read-after-write needs a fence, no fast path takes it,
+		 * nor GPSPM, which it would be chosen before: the general path
+		 * chooses between them by the region.
+		 */
+		const uint8_t fenced =
+		    (usable & METHOD_READ_AFTER_WRITE) ? METHOD_READ_AFTER_WRITE | METHOD_GPSPM : 0;
+		const uint8_t fast =
+		    conn->read_fenced ? static_cast<uint8_t>(usable & ~fenced) : usable;
 		conn->fast_flush_methods[type].store(fast, std::memory_order_relaxed);
 	}
 }

@@ -55,8 +55,9 @@ struct rpma_conn {
 	/*
 	 * usable_flush_methods as rpma_flush()'s fast paths see them: without
 	 * read-after-write where its read needs a fenced write (read_fenced),
-	 * which only the general path posts. One byte and the region's offer
-	 * then pick the path, with no test of read_fenced on the way.
+	 * which only the general path posts, nor GPSPM then, which it would be
+	 * chosen before. One byte and the region's offer then pick the path,
+	 * with no test of read_fenced on the way.
 	 */
 	std::atomic<uint8_t> fast_flush_methods[2]{ { 0 }, { 0 } };
 	/*

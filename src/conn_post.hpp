@@ -117,6 +117,17 @@ fast_flush_methods_of(const rpma_conn *conn, const rpma_mr_remote *dst, unsigned
 	       METHOD_READ_AFTER_WRITE;
 }
 
+/*
+ * Whether best_flush_method() of such methods is GPSPM: what rpma_flush()
+ * posts through gpspm_flush_signaled(). fast_flush_methods holds no GPSPM
+ * where a read-after-write that needs a fence would be chosen before it.
+ */
+[[gnu::always_inline]] inline bool fast_gpspm(uint8_t methods)
+{
+	return (methods & (METHODS_NATIVE_FLUSH | METHOD_READ_AFTER_WRITE | METHOD_GPSPM)) ==
+	       METHOD_GPSPM;
+}
+
 /* The method of a flush of type to dst on conn: pick_flush_method(), inline. */
 [[gnu::always_inline]] inline rpma_flush_method
 flush_method_of(const rpma_conn *conn, const rpma_mr_remote *dst, rpma_flush_type type)

@@ -158,6 +158,17 @@ RPMA_JUMP_TARGET static int flush_native_signaled(rpma_conn *conn, const rpma_mr
 }
 
 /*
+ * The signaled GPSPM flush, where fast_flush_methods says GPSPM is the
+ * method: its request built and posted by the engine (gpspm_flush_signaled()).
+ */
+RPMA_JUMP_TARGET static int flush_gpspm_signaled(rpma_conn *conn, const rpma_mr_remote *dst,
+						 size_t offset, size_t len, const void *op_context)
+{
+	return gpspm_flush_signaled(conn->queues.gpspm, conn->queues.flush, dst, offset, len,
+				    op_context);
+}
+
+/*
  * Every other flush that passed rpma_flush()'s checks: out of line, for the
  * two above. A flush no method carries is refused, and logged, by the
  * checked path.
@@ -200,6 +211,8 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 		return flush_read_after_write_signaled(conn, dst, dst_offset, len, op_context);
 	if (send_flags_of(flags) == IBV_SEND_SIGNALED && (both & METHODS_NATIVE_FLUSH))
 		return flush_native_signaled(conn, dst, dst_offset, len, type, op_context);
+	if (send_flags_of(flags) == IBV_SEND_SIGNALED && fast_gpspm(both))
+		return flush_gpspm_signaled(conn, dst, dst_offset, len, op_context);
 	return flush_general(conn, dst, dst_offset, len, type, flags, op_context);
 }
 

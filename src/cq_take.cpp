@@ -246,9 +246,10 @@ int rpma_cq::take_translated(completion_out *out)
 		const int want = room < 16 ? room : 16;
 		if (want <= 0)
 			break;
-		int got = poll(want, polled);
-		if (got < 0)
-			return got;
+		/* the provider's poll itself: a GPSPM take polls twice for each flush */
+		const int got = verbs::poll_cq(cq, want, polled);
+		if (__builtin_expect(got < 0, 0))
+			return cq_poll_failed(got);
 		polled_total += got;
 
 		for (int i = 0; i < got; i++) {
@@ -476,8 +477,10 @@ RPMA_JUMP_TARGET static int get_completion_direct(rpma_cq *cq, rpma_completion *
  * without the general path's checks and chunks, what every poll of a
  * GPSPM initiator or target makes.
  */
-[[gnu::noinline]] static int get_wc_gpspm(rpma_cq *cq, ibv_wc *wc, int *num_entries_got)
+RPMA_JUMP_TARGET static int get_wc_gpspm(rpma_cq *cq, int num_entries, ibv_wc *wc,
+					 int *num_entries_got)
 {
+	(void)num_entries; /* 1: rpma_cq_get_wc()'s parameters, so that its jump moves none */
 	int got = take_one_gpspm(cq, wc, nullptr);
 	if (got == 1) {
 		if (num_entries_got)
@@ -509,10 +512,10 @@ RPMA_JUMP_TARGET static int get_wc_other(rpma_cq *cq, int num_entries, ibv_wc *w
 					 int *num_entries_got)
 {
 	if (num_entries == 1) {
+		if (cq->take_path == TAKE_GPSPM)
+			return get_wc_gpspm(cq, num_entries, wc, num_entries_got);
 		if (cq->take_path == TAKE_DIRECT_RECEIVES)
 			return get_wc_direct<false>(cq, num_entries, wc, num_entries_got);
-		if (cq->take_path == TAKE_GPSPM)
-			return get_wc_gpspm(cq, wc, num_entries_got);
 	}
 	return get_wc_general(cq, num_entries, wc, num_entries_got);
 }

@@ -99,33 +99,6 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 		answer_lost(g);
 }
 
-} /* namespace */
-
-void gpspm_prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
-			   ibv_sge *sge)
-{
-	sge->addr = reinterpret_cast<uintptr_t>(msg);
-	sge->length = len;
-	sge->lkey = 0; /* inline: no region */
-	/* what a provider reads of a send; the rest is never read */
-	wr->wr_id = wr_id;
-	wr->next = nullptr;
-	wr->imm_data = 0;
-	wr->sg_list = sge;
-	wr->num_sge = 1;
-	wr->opcode = IBV_WR_SEND;
-	/*
-	 * Signaled: the send queue reclaims its entries only at completions,
-	 * and a GPSPM connection may carry nothing else that is signaled.
-	 * Inline: the bytes are copied at the post, so they may live on the
-	 * poster's stack.
-	 */
-	wr->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-}
-
-namespace
-{
-
 /* A flush request from the peer, decoded. */
 void serve(gpspm_engine *g, const gpspm_message &m)
 {
@@ -184,6 +157,24 @@ void emit(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key, complet
 	hold(g, c, is_flush, key);
 }
 
+/*
+ * The completion of what a slot carried (library_slot_completion()), whose
+ * place in post order key says: made where out keeps it when it may go to
+ * the application now, rather than copied there, or held for its turn.
+ */
+void emit_slot_completion(gpspm_engine *g, const void *op_context, bool write, ibv_wc_status status,
+			  uint64_t key, completion_out *out)
+{
+	if (g->held_count == 0 && !out->full() && turn_has_come(g, key)) {
+		out->made(
+		    library_slot_completion(op_context, write, status, g->qp->qp_num, out->next()));
+		return;
+	}
+	ibv_wc c;
+	const bool is_flush = library_slot_completion(op_context, write, status, g->qp->qp_num, &c);
+	hold(g, c, is_flush, key);
+}
+
 /* the key of a request's own completion: after what was posted before it */
 uint64_t request_key(uint64_t sent_index)
 {
@@ -211,11 +202,8 @@ void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status, co
 		if (prev & FLUSH_SLOT_COMPLETED)
 			continue;
 		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		ibv_wc wc;
-		const bool is_flush = library_slot_completion(op_context, state & FLUSH_SLOT_WRITE,
-							      status, g->qp->qp_num, &wc);
 		flush->release(slot);
-		emit(g, wc, is_flush, key, out);
+		emit_slot_completion(g, op_context, state & FLUSH_SLOT_WRITE, status, key, out);
 	}
 }
 
@@ -231,10 +219,8 @@ void emit_held_answer(gpspm_engine *g, conn_flush *flush, flush_slot *slot, uint
 	flush->release(slot);
 	if (!(prev & FLUSH_SLOT_ANSWER_HELD))
 		return;
-	ibv_wc c;
-	const bool is_flush = library_slot_completion(
-	    op_context, prev & FLUSH_SLOT_WRITE, gpspm_answer_wc_status(status), g->qp->qp_num, &c);
-	emit(g, c, is_flush, key, out);
+	emit_slot_completion(g, op_context, prev & FLUSH_SLOT_WRITE, gpspm_answer_wc_status(status),
+			     key, out);
 }
 
 /* An answer to one of this side's requests, decoded. */
@@ -286,10 +272,10 @@ void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, compl
 
 	if (!report)
 		return;
-	ibv_wc wc;
-	const bool is_flush = library_slot_completion(
-	    op_context, write, gpspm_answer_wc_status(status), g->qp->qp_num, &wc);
-	emit(g, wc, is_flush, request_key(slot->sent_index), out);
+	/* the answer of nearly every request: OK, told without a call */
+	const ibv_wc_status wc_status =
+	    status == GPSPM_OK ? IBV_WC_SUCCESS : gpspm_answer_wc_status(status);
+	emit_slot_completion(g, op_context, write, wc_status, request_key(slot->sent_index), out);
 }
 
 } /* namespace */
@@ -529,11 +515,9 @@ void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, co
 	}
 	flush->release(slot);
 	g->in_flight.fetch_sub(1, std::memory_order_release);
-	ibv_wc c;
-	const bool is_flush = library_slot_completion(
-	    op_context, prev & FLUSH_SLOT_WRITE,
-	    wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status, g->qp->qp_num, &c);
-	emit(g, c, is_flush, key, out);
+	emit_slot_completion(g, op_context, prev & FLUSH_SLOT_WRITE,
+			     wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status, key,
+			     out);
 }
 
 void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_out *out)

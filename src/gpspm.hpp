@@ -306,10 +306,39 @@ inline void gpspm_take_end(gpspm_engine *g)
 /*
  * A GPSPM message of len bytes at msg, sent inline (the library keeps no
  * send buffer, the bytes may live on the poster's stack) and signaled,
- * with wr_id.
+ * with wr_id. Inline: every request and answer is one.
  */
-void gpspm_prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
-			   ibv_sge *sge);
+inline void gpspm_prepare_message(const uint8_t *msg, uint32_t len, uint64_t wr_id, ibv_send_wr *wr,
+				  ibv_sge *sge)
+{
+	sge->addr = reinterpret_cast<uintptr_t>(msg);
+	sge->length = len;
+	sge->lkey = 0; /* inline: no region */
+	/* what a provider reads of a send; the rest is never read */
+	wr->wr_id = wr_id;
+	wr->next = nullptr;
+	wr->imm_data = 0;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = IBV_WR_SEND;
+	/*
+	 * Signaled: the send queue reclaims its entries only at completions,
+	 * and a GPSPM connection may carry nothing else that is signaled.
+	 * Inline: the bytes are copied at the post, so they may live on the
+	 * poster's stack.
+	 */
+	wr->send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+}
+
+/*
+ * Posts a signaled GPSPM flush of [offset, offset + len) of dst:
+ * rpma_flush()'s path, gpspm_flush_prepare() and the post in one, its
+ * request built on the stack. RPMA_E_AGAIN when the target's receives are
+ * all taken, RPMA_E_NOMEM when no slot is free, RPMA_E_PROVIDER when the
+ * post fails (logged; nothing is left claimed).
+ */
+int gpspm_flush_signaled(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote *dst,
+			 size_t offset, size_t len, const void *op_context);
 
 /*
  * Makes a GPSPM flush of [offset, offset + len) of dst ready to post: its

@@ -16,11 +16,69 @@
 namespace rpma
 {
 
+/* No slot was free for a request: its place in the flow control given back. */
+[[gnu::cold]] [[gnu::noinline]] static int no_slot_for_request(gpspm_engine *g)
+{
+	g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+	RPMA_LOG_ERROR("more signaled flushes and atomic writes in flight than the "
+		       "connection's send queue and CQ can hold");
+	return RPMA_E_NOMEM;
+}
+
 /*
- * What a flush and an atomic write request share: its place in the flow
- * control (RPMA_E_AGAIN when the target's receives are all taken), a slot
- * of kind, its sequence number, and the first 24 bytes of the request in
- * p->msg (the rest, from wire::gpspm_msg::LEN, is the caller's). p->slot is the slot.
+ * What every request takes first: its place in the flow control, a slot
+ * of kind and its sequence number, in the slot. NULL and *err when there
+ * is none: RPMA_E_AGAIN when the target's receives are all taken,
+ * RPMA_E_NOMEM when no slot is free. Inline: a flush's post makes no other
+ * call before its own.
+ */
+[[gnu::always_inline]] static inline flush_slot *request_claim(gpspm_engine *g, conn_flush *flush,
+							       uint8_t kind, bool signaled,
+							       const void *op_context, int *err)
+{
+	/* flow control: never more requests than the target has receives posted */
+	const uint32_t limit = g->max_in_flight.load(std::memory_order_relaxed);
+	if (__builtin_expect(g->in_flight.fetch_add(1, std::memory_order_acquire) >= limit, 0)) {
+		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
+		*err = RPMA_E_AGAIN;
+		return nullptr;
+	}
+	flush_slot *slot = flush->claim(op_context, signaled, kind);
+	if (__builtin_expect(slot == nullptr, 0)) {
+		*err = no_slot_for_request(g);
+		return nullptr;
+	}
+	slot->seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
+	return slot;
+}
+
+/*
+ * The first 24 bytes of a request of type for slot into msg: the rest,
+ * from wire::gpspm_msg::LEN, is the caller's.
+ */
+static inline void request_encode(uint8_t *msg, uint8_t type, const conn_flush *flush,
+				  const flush_slot *slot, const rpma_mr_remote *dst, size_t offset)
+{
+	gpspm_encode_request(msg, type, static_cast<uint32_t>(slot - flush->slots), slot->seq,
+			     dst->rkey, dst->raddr + offset);
+}
+
+/*
+ * A request's post failed: its slot and its place in the flow control given
+ * back, the provider's failure logged
+ */
+[[gnu::cold]] [[gnu::noinline]] static int request_post_failed(gpspm_engine *g, conn_flush *flush,
+							       flush_slot *slot, int ret)
+{
+	ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
+	flush->release(slot);
+	gpspm_forget(g, 1);
+	return ret;
+}
+
+/*
+ * What a flush and an atomic write request share in rpma_post_batch: the
+ * request's claim and its first 24 bytes in p->msg, p->slot its slot.
  */
 static int request_prepare(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote *dst,
 			   size_t offset, uint8_t type, uint8_t kind, unsigned send_flags,
@@ -28,25 +86,13 @@ static int request_prepare(gpspm_engine *g, conn_flush *flush, const rpma_mr_rem
 {
 	static_assert(GPSPM_REQUEST_SIZE <= PREPARED_MSG_MAX, "a request fits a prepared_wr");
 
-	/* flow control: never more requests than the target has receives posted */
-	const uint32_t limit = g->max_in_flight.load(std::memory_order_relaxed);
-	if (g->in_flight.fetch_add(1, std::memory_order_acquire) >= limit) {
-		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		return RPMA_E_AGAIN;
-	}
-	flush_slot *slot = flush->claim(op_context, send_flags & IBV_SEND_SIGNALED, kind);
-	if (slot == nullptr) {
-		g->in_flight.fetch_sub(1, std::memory_order_relaxed);
-		RPMA_LOG_ERROR("more signaled flushes and atomic writes in flight than the "
-			       "connection's send queue and CQ can hold");
-		return RPMA_E_NOMEM;
-	}
-	const uint32_t seq = g->next_seq.fetch_add(1, std::memory_order_relaxed);
-	slot->seq = seq;
+	int err;
+	flush_slot *slot =
+	    request_claim(g, flush, kind, send_flags & IBV_SEND_SIGNALED, op_context, &err);
+	if (slot == nullptr)
+		return err;
 	p->slot = slot;
-
-	gpspm_encode_request(p->msg, type, static_cast<uint32_t>(slot - flush->slots), seq,
-			     dst->rkey, dst->raddr + offset);
+	request_encode(p->msg, type, flush, slot, dst, offset);
 	return 0;
 }
 
@@ -61,6 +107,27 @@ int gpspm_flush_prepare(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote
 	gpspm_encode_len(p->msg, len);
 	gpspm_prepare_message(p->msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(p->slot), &p->wr,
 			      &p->sge);
+	return 0;
+}
+
+int gpspm_flush_signaled(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote *dst,
+			 size_t offset, size_t len, const void *op_context)
+{
+	int ret;
+	flush_slot *slot = request_claim(g, flush, FLUSH_SLOT_GPSPM, true, op_context, &ret);
+	if (__builtin_expect(slot == nullptr, 0))
+		return ret;
+	/* sent inline: the bytes are copied at the post */
+	uint8_t msg[GPSPM_REQUEST_SIZE];
+	request_encode(msg, GPSPM_REQUEST, flush, slot, dst, offset);
+	gpspm_encode_len(msg, len);
+	ibv_sge sge;
+	ibv_send_wr wr;
+	gpspm_prepare_message(msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(slot), &wr, &sge);
+	ibv_send_wr *bad_wr;
+	ret = verbs::post_send(g->qp, &wr, &bad_wr);
+	if (__builtin_expect(ret != 0, 0))
+		return request_post_failed(g, flush, slot, ret);
 	return 0;
 }
 
@@ -88,12 +155,9 @@ int gpspm_atomic_write(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote 
 	gpspm_prepare_message(p.msg, GPSPM_REQUEST_SIZE, flush->wr_id_of(p.slot), &p.wr, &p.sge);
 	ibv_send_wr *bad_wr;
 	ret = verbs::post_send(g->qp, &p.wr, &bad_wr);
-	if (ret) {
-		ret = RPMA_PROVIDER_FAILED(post_errno(ret), "ibv_post_send");
-		flush->release(p.slot);
-		gpspm_forget(g, 1);
-	}
-	return ret;
+	if (ret)
+		return request_post_failed(g, flush, p.slot, ret);
+	return 0;
 }
 
 } /* namespace rpma */

@@ -12,32 +12,10 @@ namespace rpma
 
 namespace msg_at = wire::gpspm_msg;
 
-static void encode_header(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq)
-{
-	wire::put_le16(msg + msg_at::MAGIC, GPSPM_MAGIC);
-	msg[msg_at::VERSION] = GPSPM_VERSION;
-	msg[msg_at::TYPE] = type;
-	wire::put_le32(msg + msg_at::SLOT, slot);
-	wire::put_le32(msg + msg_at::SEQ, seq);
-}
-
-void gpspm_encode_request(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq, uint32_t rkey,
-			  uint64_t raddr)
-{
-	encode_header(msg, type, slot, seq);
-	wire::put_le32(msg + msg_at::RKEY, rkey);
-	wire::put_le64(msg + msg_at::RADDR, raddr);
-}
-
-void gpspm_encode_len(uint8_t *msg, uint64_t len)
-{
-	wire::put_le64(msg + msg_at::LEN, len);
-}
-
 void gpspm_encode_answer(uint8_t *msg, uint32_t slot, uint32_t seq, uint8_t status)
 {
 	memset(msg, 0, GPSPM_ANSWER_SIZE);
-	encode_header(msg, GPSPM_ANSWER, slot, seq);
+	gpspm_encode_header(msg, GPSPM_ANSWER, slot, seq);
 	msg[msg_at::STATUS] = status;
 }
 

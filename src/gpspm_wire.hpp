@@ -81,15 +81,36 @@ struct gpspm_message {
  */
 gpspm_kind gpspm_decode(const uint8_t *msg, uint32_t len, gpspm_message *m);
 
+/* Encodes the header of a message of type into the GPSPM_HEADER_SIZE bytes at msg. */
+inline void gpspm_encode_header(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq)
+{
+	namespace at = wire::gpspm_msg;
+	wire::put_le16(msg + at::MAGIC, GPSPM_MAGIC);
+	msg[at::VERSION] = GPSPM_VERSION;
+	msg[at::TYPE] = type;
+	wire::put_le32(msg + at::SLOT, slot);
+	wire::put_le32(msg + at::SEQ, seq);
+}
+
 /*
  * Encodes a request of type (GPSPM_REQUEST or GPSPM_ATOMIC_WRITE) into the
  * GPSPM_REQUEST_SIZE bytes at msg: the header, the region and the address.
  * The last 8 bytes are the caller's: gpspm_encode_len() for a flush, the
- * value for an atomic write (wire::gpspm_msg::VALUE).
+ * value for an atomic write (wire::gpspm_msg::VALUE). Inline, as every
+ * GPSPM flush encodes one.
  */
-void gpspm_encode_request(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq, uint32_t rkey,
-			  uint64_t raddr);
-void gpspm_encode_len(uint8_t *msg, uint64_t len);
+inline void gpspm_encode_request(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq,
+				 uint32_t rkey, uint64_t raddr)
+{
+	gpspm_encode_header(msg, type, slot, seq);
+	wire::put_le32(msg + wire::gpspm_msg::RKEY, rkey);
+	wire::put_le64(msg + wire::gpspm_msg::RADDR, raddr);
+}
+
+inline void gpspm_encode_len(uint8_t *msg, uint64_t len)
+{
+	wire::put_le64(msg + wire::gpspm_msg::LEN, len);
+}
 
 /* Encodes an answer into the GPSPM_ANSWER_SIZE bytes at msg. */
 void gpspm_encode_answer(uint8_t *msg, uint32_t slot, uint32_t seq, uint8_t status);

@@ -764,12 +764,48 @@ static void iwarp__flush_read_is_fenced(void **state)
 	fx_conn_delete(&conn);
 }
 
+/*
+ * On iWARP, where the target takes direct writes and offers GPSPM too, a
+ * persistent flush is the fenced read-after-write that is preferred to
+ * GPSPM, not GPSPM, whichever path rpma_flush() takes; a region that
+ * offers GPSPM alone is flushed by GPSPM.
+ */
+static void iwarp__read_after_write_before_gpspm(void **state)
+{
+	(void)state;
+	assert_int_equal(rpma_peer_delete(&fx_peer), 0);
+	fake_verbs_set_iwarp(true);
+	assert_int_equal(rpma_peer_new(fake_verbs_context(), &fx_peer), 0);
+	struct rpma_conn *conn = connection(true);
+	vd_apply_target(conn, true, 4);
+	struct rpma_mr_remote *both = region(VERSIONED_WITH_GPSPM, USAGE);
+	assert_int_equal(method_of(conn, both, RPMA_FLUSH_TYPE_PERSISTENT),
+			 RPMA_FLUSH_METHOD_READ_AFTER_WRITE);
+	unsigned sends = fake_verbs_sends();
+	assert_int_equal(rpma_flush(conn, both, OFFSET, LEN, RPMA_FLUSH_TYPE_PERSISTENT,
+				    RPMA_F_COMPLETION_ALWAYS, &ctx),
+			 0);
+	assert_int_equal(fake_verbs_sends(), sends + 2);
+	assert_int_equal(fake_verbs_send(sends)->wr.opcode, IBV_WR_RDMA_READ);
+	assert_int_equal(fake_verbs_send(sends + 1)->wr.opcode, IBV_WR_RDMA_WRITE);
+	assert_true(fake_verbs_send(sends + 1)->wr.send_flags & IBV_SEND_FENCE);
+
+	uint8_t d[VD_REGION_SIZE];
+	vd_region(d, RADDR, RLEN, RKEY, USAGE, VD_GPSPM);
+	struct rpma_mr_remote *gpspm_only = vd_decode_region(d, sizeof(d));
+	expect_flush_posts(conn, gpspm_only, RPMA_FLUSH_TYPE_PERSISTENT, RPMA_FLUSH_METHOD_GPSPM);
+	fx_mr_remote_delete(&gpspm_only);
+	fx_mr_remote_delete(&both);
+	fx_conn_delete(&conn);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 		T(method__every_combination),
 		T(iwarp__flush_read_is_fenced),
+		T(iwarp__read_after_write_before_gpspm),
 		T(method__legacy_target),
 		T(method__refusals_are_logged),
 		T(method__usage_rules),

@@ -882,6 +882,35 @@ static void client__send_fails(void **state)
 	expect_nothing();
 }
 
+/*
+ * The provider refuses a request's post: RPMA_E_PROVIDER with its errno,
+ * logged, and neither its slot nor its place in the flow control kept, so
+ * that more failures than either holds leave every flush room to go.
+ */
+static void client__post_fails(void **state)
+{
+	(void)state;
+	static int ctx;
+	for (int i = 0; i < 300; i++) {
+		const unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+		fake_verbs_fail(FAKE_POST_SEND, 1, ENOMEM);
+		assert_int_equal(
+		    rpma_flush(g.conn, rmr, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT, ALWAYS, &ctx),
+		    RPMA_E_PROVIDER);
+		assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
+		assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
+	}
+	struct req r[TARGET_DEPTH];
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		r[i] = flush(0, 8, ALWAYS, &ctx);
+	for (int i = 0; i < TARGET_DEPTH; i++) {
+		sent(r[i], IBV_WC_SUCCESS);
+		answer(r[i], ST_OK);
+		expect_flush(&ctx, IBV_WC_SUCCESS);
+	}
+	expect_nothing();
+}
+
 /* the answer came, then the send reports a failure: one completion only */
 static void client__send_fails_after_answer(void **state)
 {
@@ -2515,6 +2544,7 @@ int main(void)
 		T(target__persist_ctx_fn),
 		T(client__status_mapping),
 		T(client__send_fails),
+		T(client__post_fails),
 		T(client__send_fails_after_answer),
 		T(client__qp_fails),
 		T(client__qp_fails_before_send),
