@@ -11,9 +11,11 @@
  *
  * The common post (up to PREBUILT_WRITES writes, a read-after-write flush
  * that completes) fills in only what differs between posts: the chain is
- * built when the template is made, and each post claims it. A post that
- * finds it claimed by another thread builds its chain on its stack, as
- * every other post does.
+ * built when the template is made, and each post claims it. A post of one
+ * write, the most common, has a path of its own (rpma_write_template_post),
+ * one of several writes another (post_chained). A post that finds the
+ * chain claimed by another thread builds its chain on its stack, as every
+ * other post does (post_on_stack).
  */
 
 #include <atomic>
@@ -48,9 +50,19 @@ struct prebuilt_write {
 
 struct rpma_write_template {
 	rpma_conn *conn;
+	/* the connection's queue pair and flush slots, which a post reaches through it otherwise */
+	ibv_qp *qp;
+	rpma::conn_flush *flush;
 	const rpma_mr_remote *dst;
 	const rpma_mr_local *src;
 	rpma_flush_type type;
+	/*
+	 * The connection's methods of type, which its peer configuration can
+	 * change, and what the destination offers for it, which is fixed: a
+	 * post ands the two, as rpma_flush() does.
+	 */
+	const std::atomic<uint8_t> *conn_methods;
+	uint8_t dst_offer;
 	/* copied from the regions when the template is made */
 	uint64_t dst_raddr;
 	uint64_t dst_size;
@@ -101,6 +113,17 @@ namespace
 }
 
 /*
+ * Whether a post's flush is the read-after-write that the template's chain
+ * ends with: fast_flush_methods_of() of the template's connection,
+ * destination and type.
+ */
+[[gnu::always_inline]] inline bool chain_method_holds(const rpma_write_template *t)
+{
+	return fast_read_after_write(t->conn_methods->load(std::memory_order_relaxed) &
+				     t->dst_offer);
+}
+
+/*
  * Sets up a write of a chain: every field that is the same for each post
  * of the template (prebuilt_fill() does the rest), linked to next.
  */
@@ -116,18 +139,27 @@ inline void write_init(const rpma_write_template *t, prebuilt_write *p, ibv_send
 
 /*
  * Fills in what changes from post to post of a write that write_init() set
- * up; false, and nothing filled, for a range too far.
+ * up, of a range that fits; the write's remote address.
  */
+[[gnu::always_inline]] inline uint64_t prebuilt_set(const rpma_write_template *t, prebuilt_write *p,
+						    const rpma_write_range &w, uint64_t wr_id)
+{
+	const uint64_t raddr = t->dst_raddr + w.dst_offset;
+	p->sge.addr = t->src_addr + w.src_offset;
+	p->sge.length = static_cast<uint32_t>(w.len);
+	p->wr.wr_id = wr_id;
+	p->wr.num_sge = w.len ? 1 : 0; /* an empty write names no memory */
+	p->wr.wr.rdma.remote_addr = raddr;
+	return raddr;
+}
+
+/* prebuilt_set() of a range checked first: false, and nothing filled, for a range too far */
 [[gnu::always_inline]] inline bool prebuilt_fill(const rpma_write_template *t, prebuilt_write *p,
 						 const rpma_write_range &w, uint64_t wr_id)
 {
 	if (__builtin_expect(range_too_far(t, w), 0))
 		return false;
-	p->sge.addr = t->src_addr + w.src_offset;
-	p->sge.length = static_cast<uint32_t>(w.len);
-	p->wr.wr_id = wr_id;
-	p->wr.num_sge = w.len ? 1 : 0; /* an empty write names no memory */
-	p->wr.wr.rdma.remote_addr = t->dst_raddr + w.dst_offset;
+	(void)prebuilt_set(t, p, w, wr_id);
 	return true;
 }
 
@@ -171,7 +203,7 @@ inline void write_init(const rpma_write_template *t, prebuilt_write *p, ibv_send
 }
 
 /*
- * Every post but the common one (rpma_write_template_post()): its arguments
+ * Every post that does not take the template's chain: its arguments
  * checked, its chain built on the stack; the writes and a read-after-write
  * flush posted as one chain, any other case as a batch.
  */
@@ -253,6 +285,90 @@ inline void chain_release(rpma_write_template *t)
 	return range_refused(i, w, t);
 }
 
+/* The post of a chain failed: its read's slot, which its wr_id names, and the chain given back. */
+[[gnu::cold]] [[gnu::noinline]] int chain_post_failed(rpma_write_template *t, int ret)
+{
+	t->flush->release(reinterpret_cast<flush_slot *>(static_cast<uintptr_t>(t->read_wr.wr_id)));
+	chain_release(t);
+	return post_failed(ret, "ibv_post_send");
+}
+
+/* The chain posted from head, its read's slot taken; the chain given back. */
+[[gnu::always_inline]] inline int chain_post_claimed(rpma_write_template *t, ibv_send_wr *head,
+						     flush_slot *slot)
+{
+	t->read_wr.wr_id = t->flush->wr_id_of(slot);
+	ibv_send_wr *bad_wr;
+	/* the flush is last: a post that fails anywhere leaves it unposted */
+	const int ret = verbs::post_send(t->qp, head, &bad_wr);
+	if (__builtin_expect(ret != 0, 0))
+		return chain_post_failed(t, ret);
+	chain_release(t);
+	return 0;
+}
+
+/* chain_post() whose next slot was taken: every slot looked at. Out of line, for its sake. */
+[[gnu::noinline]] int chain_post_searching(rpma_write_template *t, ibv_send_wr *head,
+					   const void *op_context)
+{
+	flush_slot *slot = t->flush->claim_searching(op_context, true, 0);
+	if (slot == nullptr) {
+		chain_release(t);
+		return flush_slots_exhausted();
+	}
+	return chain_post_claimed(t, head, slot);
+}
+
+/*
+ * The chain, filled in from head to the read, posted with its read's slot
+ * claimed: nothing but the template lives across the post, whose read's
+ * wr_id names the slot to give back if it fails.
+ */
+[[gnu::always_inline]] inline int chain_post(rpma_write_template *t, ibv_send_wr *head,
+					     const void *op_context)
+{
+	flush_slot *slot = t->flush->claim_next(op_context, true, 0);
+	if (__builtin_expect(slot == nullptr, 0))
+		return chain_post_searching(t, head, op_context);
+	return chain_post_claimed(t, head, slot);
+}
+
+/*
+ * A post of up to PREBUILT_WRITES writes and a read-after-write flush that
+ * completes, through the prebuilt chain when no other post holds it; every
+ * other post is post_on_stack()'s. Out of line, for the single write's sake.
+ */
+[[gnu::noinline]] int post_chained(rpma_write_template *t, const rpma_write_range *writes,
+				   int count, int flags, const void *op_context)
+{
+	if (__builtin_expect(t == nullptr || writes == nullptr ||
+				 static_cast<unsigned>(count - 1) >= PREBUILT_WRITES ||
+				 flags != RPMA_F_COMPLETION_ALWAYS || !chain_method_holds(t) ||
+				 t->chain_busy.exchange(true, std::memory_order_acquire),
+			     0))
+		return post_on_stack(t, writes, count, flags, op_context);
+
+	/* every write checked and filled in before anything is posted: the chain's last count */
+	const uint64_t wr_id = wr_id_of(op_context);
+	prebuilt_write *head = &t->chain[PREBUILT_WRITES - count];
+	for (int i = 0; i < count; i++)
+		if (__builtin_expect(!prebuilt_fill(t, &head[i], writes[i], wr_id), 0))
+			return chain_range_refused(i, writes[i], t);
+
+	/*
+	 * A read anywhere in the covering range orders itself behind every
+	 * write of the chain: the first write's range is inside it.
+	 */
+	if (__builtin_expect(!read_after_write_range(t->dst, writes[0].dst_offset, writes[0].len,
+						     &t->read_wr.wr.rdma.remote_addr,
+						     &t->read_sge.length),
+			     0)) {
+		chain_release(t);
+		return flush_of_empty_region();
+	}
+	return chain_post(t, &head->wr, op_context);
+}
+
 } /* namespace */
 
 extern "C" {
@@ -273,9 +389,13 @@ int rpma_write_template_new(struct rpma_conn *conn, const struct rpma_mr_remote 
 	if (t == nullptr)
 		return RPMA_E_NOMEM;
 	t->conn = conn;
+	t->qp = conn->app_qp;
+	t->flush = conn->queues.flush;
 	t->dst = dst;
 	t->src = src;
 	t->type = type;
+	t->conn_methods = &conn->fast_flush_methods[type];
+	t->dst_offer = dst->flush_offer[type];
 	t->dst_raddr = dst->raddr;
 	t->dst_size = dst->size;
 	t->dst_rkey = dst->rkey;
@@ -299,65 +419,36 @@ int rpma_write_template_delete(struct rpma_write_template **tmpl_ptr)
 }
 
 /*
- * The common post: at most PREBUILT_WRITES writes and a read-after-write
- * flush that completes, through the prebuilt chain when no other post holds
- * it. Every other post is post_on_stack()'s.
+ * The common post: one write and a read-after-write flush that completes,
+ * through the prebuilt chain when no other post holds it. Every other post
+ * is post_chained()'s or post_on_stack()'s.
  */
 int rpma_write_template_post(struct rpma_write_template *tmpl,
 			     const struct rpma_write_range *writes, int count, int flags,
 			     const void *op_context)
 {
 	rpma_write_template *t = tmpl;
-	if (__builtin_expect(
-		t == nullptr || writes == nullptr ||
-		    static_cast<unsigned>(count - 1) >= PREBUILT_WRITES ||
-		    flags != RPMA_F_COMPLETION_ALWAYS ||
-		    !fast_read_after_write(fast_flush_methods_of(t->conn, t->dst, t->type)) ||
-		    t->chain_busy.exchange(true, std::memory_order_acquire),
-		0))
+	if (__builtin_expect(t == nullptr || writes == nullptr || count != 1 ||
+				 flags != RPMA_F_COMPLETION_ALWAYS || !chain_method_holds(t),
+			     0))
+		return post_chained(t, writes, count, flags, op_context);
+	/*
+	 * Read before the chain is claimed, whose exchange would have them
+	 * read again. An empty write (whose flush reads a byte beside it) or
+	 * one that does not fit (logged) is post_on_stack()'s.
+	 */
+	const rpma_write_range w = writes[0];
+	if (__builtin_expect(w.len == 0 || range_too_far(t, w) ||
+				 t->chain_busy.exchange(true, std::memory_order_acquire),
+			     0))
 		return post_on_stack(t, writes, count, flags, op_context);
 
-	/* every write checked and filled in before anything is posted: the chain's last count */
-	const uint64_t wr_id = wr_id_of(op_context);
-	prebuilt_write *head;
-	if (__builtin_expect(count == 1, 1)) {
-		/* the most common post, without the loop: its place a constant */
-		head = &t->chain[PREBUILT_WRITES - 1];
-		if (__builtin_expect(!prebuilt_fill(t, head, writes[0], wr_id), 0))
-			return chain_range_refused(0, writes[0], t);
-	} else {
-		head = &t->chain[PREBUILT_WRITES - count];
-		for (int i = 0; i < count; i++)
-			if (__builtin_expect(!prebuilt_fill(t, &head[i], writes[i], wr_id), 0))
-				return chain_range_refused(i, writes[i], t);
-	}
-
-	/*
-	 * A read anywhere in the covering range orders itself behind every
-	 * write of the chain: the first write's range is inside it.
-	 */
-	if (__builtin_expect(!read_after_write_range(t->dst, writes[0].dst_offset, writes[0].len,
-						     &t->read_wr.wr.rdma.remote_addr,
-						     &t->read_sge.length),
-			     0)) {
-		chain_release(t);
-		return flush_of_empty_region();
-	}
-	rpma_conn *conn = t->conn;
-	conn_flush *flush = conn->queues.flush;
-	flush_slot *slot = flush->claim(op_context, true, 0);
-	if (__builtin_expect(slot == nullptr, 0)) {
-		chain_release(t);
-		return flush_slots_exhausted();
-	}
-	t->read_wr.wr_id = flush->wr_id_of(slot);
-
-	/* the flush is last: a post that fails anywhere leaves it unposted */
-	const int ret = conn->post_send(&head->wr);
-	chain_release(t);
-	if (__builtin_expect(ret != 0, 0))
-		flush->release(slot);
-	return ret;
+	prebuilt_write *head = &t->chain[PREBUILT_WRITES - 1];
+	/* the read orders itself behind the write from inside its range */
+	t->read_wr.wr.rdma.remote_addr = prebuilt_set(t, head, w, wr_id_of(op_context));
+	t->read_sge.length =
+	    static_cast<uint32_t>(w.len < FLUSH_SINK_SIZE ? w.len : FLUSH_SINK_SIZE);
+	return chain_post(t, &head->wr, op_context);
 }
 
 } /* extern "C" */

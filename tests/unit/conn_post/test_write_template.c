@@ -305,13 +305,14 @@ static void assert_one_write_chain(unsigned index, const struct rpma_write_range
 	}
 }
 
-static struct rpma_write_range interrupting_write;
+static struct rpma_write_range interrupting_write[2];
+static int interrupting_count;
 
 /* another thread's post, in the middle of the test's (fake_verbs_before_next_post_send) */
 static void post_in_between(void *arg)
 {
 	(void)arg;
-	assert_int_equal(rpma_write_template_post(tmpl, &interrupting_write, 1,
+	assert_int_equal(rpma_write_template_post(tmpl, interrupting_write, interrupting_count,
 						  RPMA_F_COMPLETION_ALWAYS, &ctx[1]),
 			 0);
 }
@@ -325,19 +326,64 @@ static void post__chain_held_by_another_post(void **state)
 {
 	(void)state;
 	const struct rpma_write_range w = range(4096, 0, 100);
-	interrupting_write = range(1024, 512, 32);
+	interrupting_write[0] = range(1024, 512, 32);
+	interrupting_count = 1;
 	fake_verbs_before_next_post_send(post_in_between, NULL);
 	assert_int_equal(rpma_write_template_post(tmpl, &w, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[0]),
 			 0);
 	assert_int_equal(fake_verbs_calls(FAKE_POST_SEND), 2);
 	assert_int_equal(fake_verbs_sends(), 4);
 	/* the post in between reached the device first */
-	assert_one_write_chain(0, &interrupting_write, &ctx[1]);
+	assert_one_write_chain(0, &interrupting_write[0], &ctx[1]);
 	assert_one_write_chain(2, &w, &ctx[0]);
 	assert_ptr_not_equal(fake_verbs_send(0)->posted_from, fake_verbs_send(2)->posted_from);
 	/* two flushes, two slots: each completes once, with its context */
 	complete_flush(1, &ctx[1]);
 	complete_flush(3, &ctx[0]);
+
+	/* a post of two writes in between, which takes the other path to the chain */
+	interrupting_write[1] = range(2048, 0, 16);
+	interrupting_count = 2;
+	fake_verbs_before_next_post_send(post_in_between, NULL);
+	assert_int_equal(rpma_write_template_post(tmpl, &w, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[0]),
+			 0);
+	assert_int_equal(fake_verbs_sends(), 4 + 5);
+	const struct fake_send_record *second = fake_verbs_send(5);
+	assert_int_equal(second->wr.wr.rdma.remote_addr, RADDR + 2048);
+	assert_int_equal(second->sge[0].length, 16);
+	assert_int_equal(fake_verbs_send(6)->wr.opcode, IBV_WR_RDMA_READ);
+	assert_one_write_chain(7, &w, &ctx[0]);
+	complete_flush(6, &ctx[1]);
+	complete_flush(8, &ctx[0]);
+}
+
+/*
+ * Posts at the edges of the template's own chain: one empty write, whose
+ * flush still reads a byte of the region; writes whose first is the
+ * highest, whose flush reads inside that first write, not past the range
+ * the writes cover.
+ */
+static void post__chain_edges(void **state)
+{
+	(void)state;
+	const struct rpma_write_range empty = range(RLEN, 0, 0);
+	assert_int_equal(
+	    rpma_write_template_post(tmpl, &empty, 1, RPMA_F_COMPLETION_ALWAYS, &ctx[0]), 0);
+	assert_int_equal(fake_verbs_sends(), 2);
+	assert_one_write_chain(0, &empty, &ctx[0]);
+	assert_int_equal(fake_verbs_send(1)->wr.wr.rdma.remote_addr, RADDR + RLEN - 1);
+	assert_int_equal(fake_verbs_send(1)->sge[0].length, 1);
+	complete_flush(1, &ctx[0]);
+
+	const struct rpma_write_range down[2] = { range(192, 0, 64), range(0, 64, 64) };
+	assert_int_equal(rpma_write_template_post(tmpl, down, 2, RPMA_F_COMPLETION_ALWAYS, &ctx[1]),
+			 0);
+	assert_int_equal(fake_verbs_sends(), 5);
+	const struct fake_send_record *f = fake_verbs_send(4);
+	assert_int_equal(f->wr.opcode, IBV_WR_RDMA_READ);
+	assert_true(f->wr.wr.rdma.remote_addr >= RADDR + 192);
+	assert_true(f->wr.wr.rdma.remote_addr + f->sge[0].length <= RADDR + 256);
+	complete_flush(4, &ctx[1]);
 }
 
 /*
@@ -476,6 +522,7 @@ int main(void)
 		T(post__flush_on_error_only),
 		T(post__provider_failure),
 		T(post__chain_held_by_another_post),
+		T(post__chain_edges),
 		T(post__chain_taken_again),
 		T(post__gpspm),
 #undef T
