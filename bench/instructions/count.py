@@ -49,10 +49,10 @@ FIGURES = [
     ('batch_16_writes', 'batch_16_writes', ['measure_batch_16'], 16, 72),
     ('batch_write_flush', 'batch_write_flush', ['measure_batch_1'], 1, 251),
     ('template_16_writes', 'template_16_writes', ['measure_template_16'], 16, 38),
-    ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 147),
+    ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 127),
     ('gpspm_initiator', 'gpspm_initiator',
-     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 720),
-    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 398),
+     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 598),
+    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 387),
     ('send', 'send', ['send_side'], 1, 138),
     ('recv', 'recv', ['recv_side'], 1, 123),
 ]
