@@ -77,7 +77,7 @@ static inline void request_encode(uint8_t *msg, uint8_t type, const conn_flush *
 }
 
 /*
- * What a flush and an atomic write request share in rpma_post_batch: the
+ * What a flush prepared for rpma_post_batch and an atomic write share: the
  * request's claim and its first 24 bytes in p->msg, p->slot its slot.
  */
 static int request_prepare(gpspm_engine *g, conn_flush *flush, const rpma_mr_remote *dst,
