@@ -147,10 +147,16 @@ void hold(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key)
 	g->held_count++;
 }
 
+/* Whether a completion with key goes to out now: nothing held before it, room, its turn. */
+bool emits_now(const gpspm_engine *g, uint64_t key, const completion_out *out)
+{
+	return g->held_count == 0 && !out->full() && turn_has_come(g, key);
+}
+
 /* c, whose place in post order key says, to the application now or later. */
 void emit(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key, completion_out *out)
 {
-	if (g->held_count == 0 && !out->full() && turn_has_come(g, key)) {
+	if (emits_now(g, key, out)) {
 		out->put(c, is_flush);
 		return;
 	}
@@ -165,7 +171,7 @@ void emit(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key, complet
 void emit_slot_completion(gpspm_engine *g, const void *op_context, bool write, ibv_wc_status status,
 			  uint64_t key, completion_out *out)
 {
-	if (g->held_count == 0 && !out->full() && turn_has_come(g, key)) {
+	if (emits_now(g, key, out)) {
 		out->made(
 		    library_slot_completion(op_context, write, status, g->qp->qp_num, out->next()));
 		return;

@@ -229,8 +229,7 @@ inline void write_init(const rpma_write_template *t, prebuilt_write *p, ibv_send
 	/* one flush of the range that covers every write */
 	rpma_conn *conn = t->conn;
 	/* read-after-write without a fence: what rpma_flush() posts from its fast path */
-	if (__builtin_expect(!fast_read_after_write(fast_flush_methods_of(conn, t->dst, t->type)) ||
-				 send_flags_of(flags) != IBV_SEND_SIGNALED,
+	if (__builtin_expect(!chain_method_holds(t) || send_flags_of(flags) != IBV_SEND_SIGNALED,
 			     0))
 		return post_as_batch(t, writes, count, flags, op_context);
 
@@ -238,9 +237,8 @@ inline void write_init(const rpma_write_template *t, prebuilt_write *p, ibv_send
 	 * A read anywhere in the covering range orders itself behind every
 	 * write of the chain: the first write's range is inside it.
 	 */
-	if (__builtin_expect(!read_after_write_fill(conn->queues.flush, t->dst,
-						    writes[0].dst_offset, writes[0].len, &read_wr,
-						    &read_sge),
+	if (__builtin_expect(!read_after_write_fill(t->flush, t->dst, writes[0].dst_offset,
+						    writes[0].len, &read_wr, &read_sge),
 			     0))
 		return flush_of_empty_region();
 	/* the flush is last: a post that fails anywhere leaves it unposted */
@@ -253,7 +251,7 @@ inline void write_init(const rpma_write_template *t, prebuilt_write *p, ibv_send
  */
 void chain_build(rpma_write_template *t)
 {
-	const conn_flush *flush = t->conn->queues.flush;
+	const conn_flush *flush = t->flush;
 	for (int i = 0; i < PREBUILT_WRITES; i++) {
 		t->chain[i] = prebuilt_write{};
 		write_init(t, &t->chain[i],
@@ -446,8 +444,7 @@ int rpma_write_template_post(struct rpma_write_template *tmpl,
 	prebuilt_write *head = &t->chain[PREBUILT_WRITES - 1];
 	/* the read orders itself behind the write from inside its range */
 	t->read_wr.wr.rdma.remote_addr = prebuilt_set(t, head, w, wr_id_of(op_context));
-	t->read_sge.length =
-	    static_cast<uint32_t>(w.len < FLUSH_SINK_SIZE ? w.len : FLUSH_SINK_SIZE);
+	t->read_sge.length = read_after_write_len(w.len);
 	return chain_post(t, &head->wr, op_context);
 }
 
