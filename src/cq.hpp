@@ -163,23 +163,38 @@ int get_cq_event_1x(ibv_comp_channel *channel, ibv_cq **ev_cq);
 /*
  * completion_from_wc() of a successful completion that is no flush: what
  * its opcode says. Out of line: the flushes of a data path need none of it.
+ * The fields it reads come by value, not the ibv_wc's address: a caller
+ * whose ibv_wc is on its stack then keeps no register for that address
+ * across its poll.
  */
-void completion_of_operation(const ibv_wc &wc, rpma_completion *cmpl);
+void completion_of_operation(ibv_wc_opcode opcode, uint32_t byte_len, unsigned wc_flags,
+			     __be32 imm_data, rpma_completion *cmpl);
 
 /* The one translation from a work completion to an rpma_completion. */
 inline void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion *cmpl)
 {
 	cmpl->op_context = reinterpret_cast<void *>(static_cast<uintptr_t>(wc.wr_id));
 	cmpl->op_status = wc.status;
-	/* a flush carries no data; the other fields of a failed completion mean nothing */
-	if (is_flush || wc.status != IBV_WC_SUCCESS) {
-		cmpl->op = is_flush ? RPMA_OP_FLUSH : RPMA_OP_READ;
+	/*
+	 * A flush carries no data; the other fields of a failed completion
+	 * mean nothing. Two branches, not one: a flush's op and byte_len are
+	 * then two constants side by side, stored at once.
+	 */
+	if (is_flush) {
+		cmpl->op = RPMA_OP_FLUSH;
 		cmpl->byte_len = 0;
 		cmpl->flags = 0;
 		cmpl->imm = 0;
 		return;
 	}
-	completion_of_operation(wc, cmpl);
+	if (wc.status != IBV_WC_SUCCESS) {
+		cmpl->op = RPMA_OP_READ;
+		cmpl->byte_len = 0;
+		cmpl->flags = 0;
+		cmpl->imm = 0;
+		return;
+	}
+	completion_of_operation(wc.opcode, wc.byte_len, wc.wc_flags, wc.imm_data, cmpl);
 }
 
 } /* namespace rpma */

@@ -19,13 +19,14 @@
 namespace rpma
 {
 
-void completion_of_operation(const ibv_wc &wc, rpma_completion *cmpl)
+void completion_of_operation(ibv_wc_opcode opcode, uint32_t byte_len, unsigned wc_flags,
+			     __be32 imm_data, rpma_completion *cmpl)
 {
-	cmpl->byte_len = wc.byte_len;
-	cmpl->flags = wc.wc_flags;
-	cmpl->imm = (wc.wc_flags & IBV_WC_WITH_IMM) ? ntohl(wc.imm_data) : 0;
+	cmpl->byte_len = byte_len;
+	cmpl->flags = wc_flags;
+	cmpl->imm = (wc_flags & IBV_WC_WITH_IMM) ? ntohl(imm_data) : 0;
 
-	switch (wc.opcode) {
+	switch (opcode) {
 	case IBV_WC_RDMA_READ:
 		cmpl->op = RPMA_OP_READ;
 		break;
@@ -52,7 +53,7 @@ void completion_of_operation(const ibv_wc &wc, rpma_completion *cmpl)
 		break;
 	default:
 		/* nothing the library posts completes with another opcode */
-		RPMA_LOG_WARNING("unexpected completion opcode %d", wc.opcode);
+		RPMA_LOG_WARNING("unexpected completion opcode %d", opcode);
 		cmpl->op = RPMA_OP_READ;
 		cmpl->op_status = IBV_WC_GENERAL_ERR;
 		break;
