@@ -82,6 +82,12 @@ struct rpma_write_template {
 	 * chain[PREBUILT_WRITES - n]: no link changes from post to post.
 	 */
 	std::atomic<bool> chain_busy;
+	/*
+	 * Where the provider names the work request a post of the chain failed
+	 * at: the chain's holder owns it, as it owns the chain, and a post
+	 * that keeps it here needs no stack frame of its own.
+	 */
+	ibv_send_wr *chain_bad_wr;
 	ibv_send_wr read_wr;
 	ibv_sge read_sge;
 	prebuilt_write chain[PREBUILT_WRITES];
@@ -296,9 +302,8 @@ inline void chain_release(rpma_write_template *t)
 						     flush_slot *slot)
 {
 	t->read_wr.wr_id = t->flush->wr_id_of(slot);
-	ibv_send_wr *bad_wr;
 	/* the flush is last: a post that fails anywhere leaves it unposted */
-	const int ret = verbs::post_send(t->qp, head, &bad_wr);
+	const int ret = verbs::post_send(t->qp, head, &t->chain_bad_wr);
 	if (__builtin_expect(ret != 0, 0))
 		return chain_post_failed(t, ret);
 	chain_release(t);
