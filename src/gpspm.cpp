@@ -66,6 +66,14 @@ uint32_t index_of(const gpspm_engine *g, uint64_t wr_id)
 	return 0;
 }
 
+/* The receive buffer of a message decoded, posted again: a failure is logged, and costs one buffer
+ */
+[[gnu::always_inline]] inline void repost_receive(gpspm_engine *g, uint64_t wr_id)
+{
+	if (post_receive(g, index_of(g, wr_id)))
+		RPMA_LOG_ERROR("a GPSPM receive buffer could not be posted again");
+}
+
 int post_message(gpspm_engine *g, const uint8_t *msg, uint32_t len, uint64_t wr_id)
 {
 	ibv_sge sge;
@@ -148,7 +156,8 @@ void hold(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key)
 }
 
 /* Whether a completion with key goes to out now: nothing held before it, room, its turn. */
-bool emits_now(const gpspm_engine *g, uint64_t key, const completion_out *out)
+[[gnu::always_inline]] inline bool emits_now(const gpspm_engine *g, uint64_t key,
+					     const completion_out *out)
 {
 	return g->held_count == 0 && !out->full() && turn_has_come(g, key);
 }
@@ -163,22 +172,31 @@ void emit(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key, complet
 	hold(g, c, is_flush, key);
 }
 
+/* emit_slot_completion() of a completion whose turn has not come: held */
+[[gnu::noinline]] void hold_slot_completion(gpspm_engine *g, const void *op_context, bool write,
+					    ibv_wc_status status, uint64_t key)
+{
+	ibv_wc c;
+	const bool is_flush = library_slot_completion(op_context, write, status, g->qp->qp_num, &c);
+	hold(g, c, is_flush, key);
+}
+
 /*
  * The completion of what a slot carried (library_slot_completion()), whose
  * place in post order key says: made where out keeps it when it may go to
  * the application now, rather than copied there, or held for its turn.
+ * Inline: an answer makes one for nearly every flush of an initiator.
  */
-void emit_slot_completion(gpspm_engine *g, const void *op_context, bool write, ibv_wc_status status,
-			  uint64_t key, completion_out *out)
+[[gnu::always_inline]] inline void emit_slot_completion(gpspm_engine *g, const void *op_context,
+							bool write, ibv_wc_status status,
+							uint64_t key, completion_out *out)
 {
-	if (emits_now(g, key, out)) {
+	if (__builtin_expect(emits_now(g, key, out), 1)) {
 		out->made(
 		    library_slot_completion(op_context, write, status, g->qp->qp_num, out->next()));
 		return;
 	}
-	ibv_wc c;
-	const bool is_flush = library_slot_completion(op_context, write, status, g->qp->qp_num, &c);
-	hold(g, c, is_flush, key);
+	hold_slot_completion(g, op_context, write, status, key);
 }
 
 /* the key of a request's own completion: after what was posted before it */
@@ -229,14 +247,16 @@ void emit_held_answer(gpspm_engine *g, conn_flush *flush, flush_slot *slot, uint
 			     key, out);
 }
 
-/* An answer to one of this side's requests, decoded. */
-void on_answer(gpspm_engine *g, conn_flush *flush, const gpspm_message &m, completion_out *out)
+/*
+ * An answer to one of this side's requests, decoded: the slot and sequence
+ * number it echoes, the target's status. Inline: gpspm_handle()'s path of
+ * an answer, what every flush of an initiator takes.
+ */
+[[gnu::always_inline]] inline void on_answer(gpspm_engine *g, conn_flush *flush, uint32_t index,
+					     uint32_t seq, uint8_t status, completion_out *out)
 {
 	/* answers come in the order their requests were posted: one more is in */
 	g->answers_in++;
-	const uint32_t index = m.slot;
-	const uint32_t seq = m.seq;
-	const uint8_t status = m.status;
 	const uint8_t asked = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
 	flush_slot *slot = index <= flush->slots_mask ? &flush->slots[index] : nullptr;
 	const uint8_t state = slot ? slot->state.load(std::memory_order_acquire) : 0;
@@ -456,11 +476,34 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 	 */
 	const uint32_t len = wc.byte_len < GPSPM_SLOT_SIZE ? wc.byte_len : GPSPM_SLOT_SIZE;
 	const bool is_message = wc.opcode == IBV_WC_RECV;
+	const uint8_t *msg = reinterpret_cast<const uint8_t *>(static_cast<uintptr_t>(wc.wr_id));
+
+	/*
+	 * What nearly every message is, without the general decoder: an
+	 * answer (what an initiator receives) or a flush request (what a
+	 * target serves).
+	 */
+	uint32_t answer_slot;
+	uint32_t answer_seq;
+	uint8_t answer_status;
 	gpspm_message m;
-	const gpspm_kind kind = gpspm_decode(
-	    reinterpret_cast<const uint8_t *>(static_cast<uintptr_t>(wc.wr_id)), len, &m);
-	if (post_receive(g, index_of(g, wc.wr_id)))
-		RPMA_LOG_ERROR("a GPSPM receive buffer could not be posted again");
+	if (__builtin_expect(is_message, 1)) {
+		if (gpspm_decode_answer(msg, len, &answer_slot, &answer_seq, &answer_status)) {
+			repost_receive(g, wc.wr_id);
+			on_answer(g, flush, answer_slot, answer_seq, answer_status, out);
+			/* the completions held behind the answered request */
+			gpspm_release_held(g, false, out);
+			return;
+		}
+		if (gpspm_decode_request(msg, len, &m)) {
+			repost_receive(g, wc.wr_id);
+			serve(g, m);
+			return;
+		}
+	}
+
+	const gpspm_kind kind = gpspm_decode(msg, len, &m);
+	repost_receive(g, wc.wr_id);
 	if (!is_message || kind == GPSPM_KIND_FOREIGN) {
 		RPMA_LOG_ERROR("not a GPSPM message (%u bytes, opcode %d): ignored", wc.byte_len,
 			       wc.opcode);
@@ -468,15 +511,14 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 	}
 	switch (kind) {
 	case GPSPM_KIND_REQUEST:
-		serve(g, m);
-		return;
 	case GPSPM_KIND_ATOMIC_WRITE:
 		serve_atomic_write(g, m);
 		return;
 	case GPSPM_KIND_ANSWER:
-		on_answer(g, flush, m, out);
-		/* the completions held behind the answered request */
-		gpspm_release_held(g, false, out);
+		/* gpspm_decode_answer() or _request() took it above: the decoders disagree */
+		RPMA_LOG_FATAL("a GPSPM message of type %u that its own decoder did not take: "
+			       "ignored",
+			       m.type);
 		return;
 	case GPSPM_KIND_SHORT_REQUEST:
 		RPMA_LOG_ERROR("GPSPM request of %u bytes, need %u: refused", len,
@@ -497,22 +539,18 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 	}
 }
 
-void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
-			completion_out *out)
+void gpspm_request_sent_late(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
+			     uint8_t sent_prev, completion_out *out)
 {
 	const void *op_context = slot->op_context;
-	uint64_t key = request_key(g->requests_sent);
-	if (wc.status == IBV_WC_SUCCESS) {
-		slot->sent_index = g->requests_sent++;
-		const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT);
-		if (prev & FLUSH_SLOT_COMPLETED) {
-			emit_held_answer(g, flush, slot, prev, key, out);
-			return;
-		}
-		if (!g->broken.load(std::memory_order_acquire))
-			return; /* the answer completes it */
-		/* the connection failed before this send was seen: no answer will come */
+	const bool sent = wc.status == IBV_WC_SUCCESS;
+	/* a send that failed has no place among those sent: it comes before the next */
+	const uint64_t key = request_key(sent ? slot->sent_index : g->requests_sent);
+	if (sent && (sent_prev & FLUSH_SLOT_COMPLETED)) {
+		emit_held_answer(g, flush, slot, sent_prev, key, out);
+		return;
 	}
+	/* the send failed, or the connection failed before it was seen: no answer will come */
 	const uint8_t prev = slot->state.fetch_or(FLUSH_SLOT_SENT | FLUSH_SLOT_COMPLETED);
 	if (prev & FLUSH_SLOT_COMPLETED) {
 		/* answered already: the answer says what became of it */

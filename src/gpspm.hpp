@@ -197,9 +197,34 @@ int gpspm_delete(gpspm_engine **gpspm_ptr);
  */
 void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completion_out *out);
 
-/* The completion of the send that carried a GPSPM request of this side. */
-void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
-			completion_out *out);
+/*
+ * gpspm_request_sent() of a send that failed (sent_prev unused), or that
+ * completed when the request's answer was in already or the queue pair
+ * had failed (sent_prev: the slot's state before FLUSH_SLOT_SENT).
+ */
+void gpspm_request_sent_late(gpspm_engine *g, conn_flush *flush, flush_slot *slot, const ibv_wc &wc,
+			     uint8_t sent_prev, completion_out *out);
+
+/*
+ * The completion of the send that carried a GPSPM request of this side
+ * (its slot): its place among the requests sent, and the answer completes
+ * it. Inline: every flush of an initiator has one, and nearly all of
+ * them come before their answer, on a queue pair that works.
+ */
+inline void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *slot,
+			       const ibv_wc &wc, completion_out *out)
+{
+	uint8_t prev = 0;
+	if (__builtin_expect(wc.status == IBV_WC_SUCCESS, 1)) {
+		slot->sent_index = g->requests_sent++;
+		prev = slot->state.fetch_or(FLUSH_SLOT_SENT);
+		if (__builtin_expect(!(prev & FLUSH_SLOT_COMPLETED) &&
+					 !g->broken.load(std::memory_order_acquire),
+				     1))
+			return; /* the answer completes it */
+	}
+	gpspm_request_sent_late(g, flush, slot, wc, prev, out);
+}
 
 /*
  * Another completion of the connection (an operation of the application,

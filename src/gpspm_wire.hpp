@@ -81,6 +81,55 @@ struct gpspm_message {
  */
 gpspm_kind gpspm_decode(const uint8_t *msg, uint32_t len, gpspm_message *m);
 
+/*
+ * The first four bytes of a message of type, as one little-endian word:
+ * the magic, the version and the type, compared at once.
+ */
+constexpr uint32_t gpspm_head_of(uint8_t type)
+{
+	static_assert(wire::gpspm_msg::MAGIC == 0 && wire::gpspm_msg::VERSION == 2 &&
+			  wire::gpspm_msg::TYPE == 3,
+		      "the first four bytes: the magic, the version, the type");
+	return GPSPM_MAGIC | uint32_t{ GPSPM_VERSION } << 16 | uint32_t{ type } << 24;
+}
+
+/*
+ * Whether the len bytes at msg are an answer that gpspm_decode() takes
+ * whole (GPSPM_KIND_ANSWER): then *slot, *seq and *status are its.
+ * Inline: every flush of an initiator reads one answer.
+ */
+inline bool gpspm_decode_answer(const uint8_t *msg, uint32_t len, uint32_t *slot, uint32_t *seq,
+				uint8_t *status)
+{
+	namespace at = wire::gpspm_msg;
+	if (len < GPSPM_ANSWER_SIZE || wire::get_le32(msg) != gpspm_head_of(GPSPM_ANSWER))
+		return false;
+	*slot = wire::get_le32(msg + at::SLOT);
+	*seq = wire::get_le32(msg + at::SEQ);
+	*status = msg[at::STATUS];
+	return true;
+}
+
+/*
+ * Whether the len bytes at msg are a flush request that gpspm_decode()
+ * takes whole (GPSPM_KIND_REQUEST): then m's type, slot, seq, rkey, raddr
+ * and len are its, and its other fields are left as they were. Inline:
+ * every flush a target serves is one.
+ */
+inline bool gpspm_decode_request(const uint8_t *msg, uint32_t len, gpspm_message *m)
+{
+	namespace at = wire::gpspm_msg;
+	if (len < GPSPM_REQUEST_SIZE || wire::get_le32(msg) != gpspm_head_of(GPSPM_REQUEST))
+		return false;
+	m->type = GPSPM_REQUEST;
+	m->slot = wire::get_le32(msg + at::SLOT);
+	m->seq = wire::get_le32(msg + at::SEQ);
+	m->rkey = wire::get_le32(msg + at::RKEY);
+	m->raddr = wire::get_le64(msg + at::RADDR);
+	m->len = wire::get_le64(msg + at::LEN);
+	return true;
+}
+
 /* Encodes the header of a message of type into the GPSPM_HEADER_SIZE bytes at msg. */
 inline void gpspm_encode_header(uint8_t *msg, uint8_t type, uint32_t slot, uint32_t seq)
 {

@@ -51,8 +51,8 @@ FIGURES = [
     ('template_16_writes', 'template_16_writes', ['measure_template_16'], 16, 38),
     ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 120),
     ('gpspm_initiator', 'gpspm_initiator',
-     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 598),
-    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 387),
+     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 526),
+    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 355),
     ('send', 'send', ['send_side'], 1, 138),
     ('recv', 'recv', ['recv_side'], 1, 123),
 ]

@@ -100,6 +100,38 @@ gpspm_kind decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
 	return kind;
 }
 
+/*
+ * What the two decoders of the data path, gpspm_decode_answer() and
+ * gpspm_decode_request(), make of the first len bytes of msg, each fed
+ * from the very end of a readable page as decode() feeds gpspm_decode().
+ */
+struct fast_decoded {
+	bool answer, request;
+	uint32_t answer_slot, answer_seq;
+	uint8_t answer_status;
+	gpspm_message request_m;
+};
+
+fast_decoded decode_fast(const uint8_t *msg, uint32_t len)
+{
+	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	void *map =
+	    mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	auto *base = static_cast<uint8_t *>(map);
+	assert_int_equal(mprotect(base + page, page, PROT_NONE), 0);
+	uint8_t *at = base + page - len;
+	if (len)
+		memcpy(at, msg, len);
+	fast_decoded d;
+	memset(&d, 0xff, sizeof(d));
+	d.answer =
+	    rpma::gpspm_decode_answer(at, len, &d.answer_slot, &d.answer_seq, &d.answer_status);
+	d.request = rpma::gpspm_decode_request(at, len, &d.request_m);
+	munmap(map, 2 * page);
+	return d;
+}
+
 /* nothing but the kind: every field zero */
 void expect_empty(const gpspm_message &m)
 {
@@ -334,6 +366,61 @@ void every_length_and_type(void **)
 }
 
 /*
+ * The data path's two decoders take a message exactly when gpspm_decode()
+ * says it is a whole answer or a whole request, and read the same fields:
+ * every length up to a receive buffer, every type byte, and headers of
+ * another magic or version.
+ */
+void fast_decoders_agree(void **)
+{
+	static const uint8_t heads[][3] = {
+		{ 0x47, 0x50, 1 },					    /* this version */
+		{ 0x47, 0x50, 0 }, { 0x47, 0x50, 2 }, { 0x47, 0x50, 0xff }, /* other versions */
+		{ 0x50, 0x47, 1 }, { 0x46, 0x50, 1 }, { 0x47, 0x51, 1 },    /* other magics */
+	};
+	unsigned answers = 0, requests = 0;
+	for (const auto &head : heads) {
+		for (int type = 0; type <= 255; type++) {
+			uint8_t msg[64];
+			request(msg);
+			msg[0] = head[0];
+			msg[1] = head[1];
+			msg[2] = head[2];
+			msg[3] = static_cast<uint8_t>(type);
+			for (uint32_t len = 0; len <= 64; len++) {
+				gpspm_message m;
+				const gpspm_kind kind = decode(msg, len, &m);
+				const fast_decoded d = decode_fast(msg, len);
+				if (d.answer != (kind == rpma::GPSPM_KIND_ANSWER) ||
+				    d.request != (kind == rpma::GPSPM_KIND_REQUEST))
+					fail_msg("head %02x %02x %02x, type %d, %u bytes: kind %d, "
+						 "answer %d, request %d",
+						 head[0], head[1], head[2], type, len,
+						 static_cast<int>(kind), d.answer, d.request);
+				if (d.answer) {
+					answers++;
+					assert_int_equal(d.answer_slot, m.slot);
+					assert_int_equal(d.answer_seq, m.seq);
+					assert_int_equal(d.answer_status, m.status);
+				}
+				if (d.request) {
+					requests++;
+					assert_int_equal(d.request_m.type, m.type);
+					assert_int_equal(d.request_m.slot, m.slot);
+					assert_int_equal(d.request_m.seq, m.seq);
+					assert_int_equal(d.request_m.rkey, m.rkey);
+					assert_int_equal(d.request_m.raddr, m.raddr);
+					assert_int_equal(d.request_m.len, m.len);
+				}
+			}
+		}
+	}
+	/* this version's answers of 16 to 64 bytes, its requests of 32 to 64 */
+	assert_int_equal(answers, 49);
+	assert_int_equal(requests, 33);
+}
+
+/*
  * Requests whose range overflows or leaves the region decode as requests
  * (the decoder does not know the regions), and the range check refuses
  * them.
@@ -410,6 +497,7 @@ int main()
 		cmocka_unit_test_setup_teardown(other_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(unknown_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(every_length_and_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(fast_decoders_agree, setup, teardown),
 		cmocka_unit_test_setup_teardown(range_overflow_and_past_the_region, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(range_inside, setup, teardown),
