@@ -30,6 +30,8 @@ int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, rpma_cq **cq_p
 	cq->gpspm = nullptr;
 	cq->events = nullptr;
 	cq->qp_num = 0;
+	cq->unread_first = 0;
+	cq->unread_count = 0;
 
 	int ret = 0;
 	if (channel == nullptr) {

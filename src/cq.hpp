@@ -78,6 +78,18 @@ struct rpma_cq {
 	 */
 	mutable std::atomic<bool> fd_given{ false };
 
+	/*
+	 * A GPSPM connection's entries polled and not handled yet, in the
+	 * CQ's order, from unread[unread_first]: a take polls up to
+	 * UNREAD_MAX entries at a time, and an initiator's handles only as
+	 * many as its caller has room for (poll_ordered); the next take
+	 * handles the rest before it polls again. Under the GPSPM take lock.
+	 */
+	static constexpr uint32_t UNREAD_MAX = 16;
+	ibv_wc unread[UNREAD_MAX];
+	uint32_t unread_first;
+	uint32_t unread_count;
+
 	/* Polls up to n work completions, translating nothing. */
 	int poll(int n, ibv_wc *wc);
 
@@ -93,10 +105,11 @@ struct rpma_cq {
 	/* take() for the main CQ of a GPSPM connection: takes the poller's lock */
 	int take_ordered(rpma::completion_out *out);
 	/*
-	 * Polls and handles completions of a GPSPM connection's CQ into out,
-	 * until out is full, or with max, up to max of them whatever out holds
-	 * (the rest is held for a later take). How many entries it polled, or
-	 * RPMA_E_PROVIDER. Inline in cq_take.cpp, whose takes alone call it.
+	 * Handles entries of a GPSPM connection's CQ into out, those left
+	 * unread first: until out is full, or with max, up to max of them
+	 * whatever out holds (the rest is held for a later take). How many
+	 * entries it handled, or RPMA_E_PROVIDER. Inline in cq_take.cpp,
+	 * whose takes alone call it.
 	 */
 	int poll_ordered(rpma::completion_out *out, int max);
 	/*

@@ -222,58 +222,79 @@ int rpma_cq::take_translated(completion_out *out)
 [[gnu::always_inline]] inline int rpma_cq::poll_ordered(completion_out *out, int max)
 {
 	gpspm_engine *g = gpspm;
-	int polled_total = 0;
-	while (!out->full() || max) {
-		/*
-		 * Through a buffer of its own: an answer can release held
-		 * completions into out faster than entries are read.
-		 *
-		 * A side that sends no request (a target) reads up to 16
-		 * entries a poll whatever out's room: nearly all it polls is
-		 * the library's own (a request to serve, an answer's send),
-		 * which takes no room, so that a take of one completion reads
-		 * them with one poll rather than one poll each; what is the
-		 * application's beyond out's room is held, in its order, for
-		 * the next take (never more than can be held). An initiator
-		 * reads only what out has room for: an answer it reads gives
-		 * its flush's place in the flow control back, and with the
-		 * flush's completion held the application could have more
-		 * flushes posted and not taken than the target takes at a time.
-		 */
-		ibv_wc polled[16];
-		const int room =
-		    max ? max - polled_total
-			: out->n - out->count + (gpspm_agreed(g) ? 0 : gpspm_hold_room(g));
-		const int want = room < 16 ? room : 16;
-		if (want <= 0)
-			break;
-		/* the provider's poll itself: a GPSPM take polls twice for each flush */
-		const int got = verbs::poll_cq(cq, want, polled);
-		if (__builtin_expect(got < 0, 0))
-			return cq_poll_failed(got);
-		polled_total += got;
-
-		for (int i = 0; i < got; i++) {
-			const ibv_wc &w = polled[i];
-			flush_slot *slot = flush->slot_of(w.wr_id);
-			const uint8_t gpspm_request = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
-			if (slot != nullptr && (slot->state.load(std::memory_order_acquire) &
-						gpspm_request) == gpspm_request) {
-				gpspm_request_sent(g, flush, slot, w, out);
-			} else if (g->owns(w.wr_id)) {
-				if (!g->answer_went_out(w))
-					gpspm_handle(g, flush, w, out);
-			} else {
-				ibv_wc c;
-				const translated t = translate(flush, w, &c);
-				if (t != translated::none)
-					gpspm_deliver(g, c, t == translated::flush, out);
-			}
-		}
-		if (got < want)
-			break; /* the CQ is empty */
+	/*
+	 * Up to UNREAD_MAX entries a poll, whatever out's room (never more
+	 * than out and the held completions take): nearly all of them are the
+	 * library's own, so a flush's send and its answer come with one poll.
+	 * A side that sends no request (a target) handles them all, holding
+	 * the application's beyond out's room. An initiator handles only what
+	 * out has room for and leaves the rest unread: an answer gives its
+	 * flush's place in the flow control back, and with its completion
+	 * held the application could have more flushes posted and not taken
+	 * than the target takes at a time.
+	 */
+	const bool up_to_room = max == 0 && gpspm_agreed(g);
+	conn_flush *const flush_of_cq = flush;
+	/* locals, stored back once: what the handlers call never reads them */
+	const ibv_wc *next = unread;
+	const ibv_wc *end = unread;
+	if (__builtin_expect(unread_count != 0, 0)) {
+		next += unread_first;
+		end = next + unread_count;
 	}
-	return polled_total;
+	bool cq_empty = false;
+	int handled = 0;
+	for (;;) {
+		if (next == end) {
+			/* nothing left unread: a full out polls no more, an empty CQ neither */
+			if (cq_empty || (!max && out->full()))
+				break;
+			const int room =
+			    max ? max - handled : out->n - out->count + gpspm_hold_room(g);
+			const int want = room < static_cast<int>(UNREAD_MAX)
+					     ? room
+					     : static_cast<int>(UNREAD_MAX);
+			if (want <= 0)
+				break;
+			const int got = verbs::poll_cq(cq, want, unread);
+			if (__builtin_expect(got < 0, 0)) {
+				unread_count = 0;
+				return cq_poll_failed(got);
+			}
+			next = unread;
+			end = unread + got;
+			if (got == 0)
+				break;
+			cq_empty = got < want;
+		}
+
+		const ibv_wc &w = *next++;
+		handled++;
+		flush_slot *slot = flush_of_cq->slot_of(w.wr_id);
+		const uint8_t gpspm_request = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM;
+		if (slot != nullptr && (slot->state.load(std::memory_order_acquire) &
+					gpspm_request) == gpspm_request) {
+			gpspm_request_sent(g, flush_of_cq, slot, w, out);
+		} else if (g->owns(w.wr_id)) {
+			if (!g->answer_went_out(w))
+				gpspm_handle(g, flush_of_cq, w, out);
+		} else {
+			ibv_wc c;
+			const translated t = translate(flush_of_cq, w, &c);
+			if (t != translated::none)
+				gpspm_deliver(g, c, t == translated::flush, out);
+		}
+
+		if (max ? handled >= max : out->full() && (up_to_room || next == end))
+			break;
+	}
+	if (__builtin_expect(next != end, 0)) {
+		unread_first = static_cast<uint32_t>(next - unread);
+		unread_count = static_cast<uint32_t>(end - next);
+	} else {
+		unread_count = 0;
+	}
+	return handled;
 }
 
 /*

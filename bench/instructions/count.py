@@ -37,7 +37,8 @@ ROUNDS = 1010
 
 # name: (case of the program, measured functions, operations per round, budget)
 # Budgets are today's figures and a margin of 2 %, but never above a goal
-# that is met (the 1.x persistent write and its native flush: 180), so
+# that is met (the 1.x persistent write and its native flush: 180; the
+# template's write with its completion: 120; GPSPM's initiator: 500), so
 # that no change takes a met goal back: a change that raises one says why,
 # and one that lowers it lowers the budget. doc/performance.md gives the
 # goals beside them.
@@ -51,8 +52,8 @@ FIGURES = [
     ('template_16_writes', 'template_16_writes', ['measure_template_16'], 16, 38),
     ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 120),
     ('gpspm_initiator', 'gpspm_initiator',
-     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 526),
-    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 355),
+     ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 499),
+    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 361),
     ('send', 'send', ['send_side'], 1, 138),
     ('recv', 'recv', ['recv_side'], 1, 123),
 ]
