@@ -66,8 +66,7 @@ uint32_t index_of(const gpspm_engine *g, uint64_t wr_id)
 	return 0;
 }
 
-/* The receive buffer of a message decoded, posted again: a failure is logged, and costs one buffer
- */
+/* A decoded message's receive buffer, posted again: a failure is logged and costs one buffer */
 [[gnu::always_inline]] inline void repost_receive(gpspm_engine *g, uint64_t wr_id)
 {
 	if (post_receive(g, index_of(g, wr_id)))
@@ -510,10 +509,10 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 		return;
 	}
 	switch (kind) {
-	case GPSPM_KIND_REQUEST:
 	case GPSPM_KIND_ATOMIC_WRITE:
 		serve_atomic_write(g, m);
 		return;
+	case GPSPM_KIND_REQUEST:
 	case GPSPM_KIND_ANSWER:
 		/* gpspm_decode_answer() or _request() took it above: the decoders disagree */
 		RPMA_LOG_FATAL("a GPSPM message of type %u that its own decoder did not take: "
