@@ -81,6 +81,12 @@ inline int flush_track(conn_flush *flush, unsigned send_flags, const void *op_co
 	return 0;
 }
 
+/* The bytes the read of a non-empty range of len reads: a few, from its start. */
+inline uint32_t read_after_write_len(size_t len)
+{
+	return static_cast<uint32_t>(len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE);
+}
+
 /*
  * The read-after-write flush: an RDMA read from the flushed range cannot
  * complete before the writes posted ahead of it on the same queue pair have
@@ -92,12 +98,6 @@ inline int flush_track(conn_flush *flush, unsigned send_flags, const void *op_co
  * of dst reads: their remote address and their length; false for a region
  * of 0 bytes. The range lies within the region (every caller checked it).
  */
-/* The bytes the read of a non-empty range of len reads: a few, from its start. */
-inline uint32_t read_after_write_len(size_t len)
-{
-	return static_cast<uint32_t>(len < FLUSH_SINK_SIZE ? len : FLUSH_SINK_SIZE);
-}
-
 inline bool read_after_write_range(const rpma_mr_remote *dst, size_t offset, size_t len,
 				   uint64_t *raddr, uint32_t *read_len)
 {
