@@ -290,6 +290,22 @@ static void expect_nothing(void)
 	assert_int_equal(rpma_cq_get_completion(g.cq, &c), RPMA_E_NO_COMPLETION);
 }
 
+/*
+ * As many flushes as the target takes at a time (contexts &ctx[i]), each
+ * request's send and then its answer in the CQ: the flow control is full
+ * until a take handles an answer.
+ */
+static void flushes_sent_and_answered(int ctx[TARGET_DEPTH])
+{
+	struct req r[TARGET_DEPTH];
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		r[i] = flush(0, 8, ALWAYS, &ctx[i]);
+	for (int i = 0; i < TARGET_DEPTH; i++) {
+		sent(r[i], IBV_WC_SUCCESS);
+		answer(r[i], ST_OK);
+	}
+}
+
 /* the target side */
 
 static const struct fake_send_record *serve(const void *msg, uint32_t len)
@@ -1419,13 +1435,7 @@ static void client__a_take_frees_one_place(void **state)
 {
 	(void)state;
 	static int ctx[TARGET_DEPTH + 1];
-	struct req r[TARGET_DEPTH];
-	for (int i = 0; i < TARGET_DEPTH; i++)
-		r[i] = flush(0, 8, ALWAYS, &ctx[i]);
-	for (int i = 0; i < TARGET_DEPTH; i++) {
-		sent(r[i], IBV_WC_SUCCESS);
-		answer(r[i], ST_OK);
-	}
+	flushes_sent_and_answered(ctx);
 	expect_flush(&ctx[0], IBV_WC_SUCCESS);
 	/* the other requests' sends and answers were polled with the first's, not handled */
 	assert_int_equal(fake_verbs_wcs_queued(g.icq), 0);
@@ -2443,13 +2453,7 @@ static void room__answers_left_unread(void **state)
 {
 	(void)state;
 	static int ctx[TARGET_DEPTH + 1];
-	struct req r[TARGET_DEPTH];
-	for (int i = 0; i < TARGET_DEPTH; i++)
-		r[i] = flush(0, 8, ALWAYS, &ctx[i]);
-	for (int i = 0; i < TARGET_DEPTH; i++) {
-		sent(r[i], IBV_WC_SUCCESS);
-		answer(r[i], ST_OK);
-	}
+	flushes_sent_and_answered(ctx);
 	/* an operation of the application posted after every request */
 	op_completes(0x41, IBV_WC_RDMA_WRITE);
 	expect_flush(&ctx[0], IBV_WC_SUCCESS);

@@ -79,11 +79,10 @@ void answer(uint8_t m[64], uint8_t status)
 }
 
 /*
- * Decodes the first len bytes of msg from the very end of a readable page,
- * so that a read beyond them faults; the message starts stale, so that a
- * field left over shows.
+ * What read(at) returns, with the first len bytes of msg copied to at, the
+ * very end of a readable page: a read beyond them faults.
  */
-gpspm_kind decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
+template <typename Read> auto at_page_end(const uint8_t *msg, uint32_t len, Read read)
 {
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 	void *map =
@@ -94,10 +93,19 @@ gpspm_kind decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
 	uint8_t *at = base + page - len;
 	if (len)
 		memcpy(at, msg, len);
-	memset(m, 0xff, sizeof(*m));
-	const gpspm_kind kind = gpspm_decode(at, len, m);
+	const auto result = read(static_cast<const uint8_t *>(at));
 	munmap(map, 2 * page);
-	return kind;
+	return result;
+}
+
+/*
+ * Decodes the first len bytes of msg from the very end of a readable page
+ * (at_page_end); the message starts stale, so that a field left over shows.
+ */
+gpspm_kind decode(const uint8_t *msg, uint32_t len, gpspm_message *m)
+{
+	memset(m, 0xff, sizeof(*m));
+	return at_page_end(msg, len, [&](const uint8_t *at) { return gpspm_decode(at, len, m); });
 }
 
 /*
@@ -114,22 +122,14 @@ struct fast_decoded {
 
 fast_decoded decode_fast(const uint8_t *msg, uint32_t len)
 {
-	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-	void *map =
-	    mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(map != MAP_FAILED);
-	auto *base = static_cast<uint8_t *>(map);
-	assert_int_equal(mprotect(base + page, page, PROT_NONE), 0);
-	uint8_t *at = base + page - len;
-	if (len)
-		memcpy(at, msg, len);
-	fast_decoded d;
-	memset(&d, 0xff, sizeof(d));
-	d.answer =
-	    rpma::gpspm_decode_answer(at, len, &d.answer_slot, &d.answer_seq, &d.answer_status);
-	d.request = rpma::gpspm_decode_request(at, len, &d.request_m);
-	munmap(map, 2 * page);
-	return d;
+	return at_page_end(msg, len, [len](const uint8_t *at) {
+		fast_decoded d;
+		memset(&d, 0xff, sizeof(d));
+		d.answer = rpma::gpspm_decode_answer(at, len, &d.answer_slot, &d.answer_seq,
+						     &d.answer_status);
+		d.request = rpma::gpspm_decode_request(at, len, &d.request_m);
+		return d;
+	});
 }
 
 /* nothing but the kind: every field zero */
