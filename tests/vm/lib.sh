@@ -215,17 +215,37 @@ setup_lock() {
 	flock -w 3600 7 || die "timed out waiting for $VM_DIR/setup.lock"
 }
 
-# Machine-wide lock: one VM at a time (TCG keeps both cores busy). The
-# per-build lock file BUILDDIR/vm/lock is taken as well.
+# Machine-wide slots: at most RPMA_VM_SLOTS runs (1 by default) at once,
+# since a guest under TCG keeps a core busy and its tests have time bounds
+# that a starved guest would miss. A run takes the first free slot, or
+# waits for one: slot K is the lock file RPMA_VM_LOCK (/tmp/rpma-ng-vm.lock)
+# with ".K" appended from the second on, taken both machine-wide and in
+# the build (BUILDDIR/vm/lock.K), so that runs of two builds or two users
+# count against the same slots.
 vm_lock() {
-	local global=${RPMA_VM_LOCK:-/tmp/rpma-ng-vm.lock}
+	local global=${RPMA_VM_LOCK:-/tmp/rpma-ng-vm.lock} slots=${RPMA_VM_SLOTS:-1} k suffix
+	local waited=0 t=0 limit=$((${RPMA_VM_LOCK_WAIT:-3600} * 10))
+	case "$slots" in '' | *[!0-9]* | 0) slots=1 ;; esac
 	mkdir -p "$VM_DIR"
-	exec 8>>"$VM_DIR/lock"
-	exec 9>>"$global"
-	chmod 666 "$global" 2>/dev/null
-	if ! flock -n 8 || ! flock -n 9; then
-		msg "waiting for another VM run to finish (lock $global)"
-		flock -w "${RPMA_VM_LOCK_WAIT:-3600}" 8 || die "timed out waiting for $VM_DIR/lock"
-		flock -w "${RPMA_VM_LOCK_WAIT:-3600}" 9 || die "timed out waiting for $global"
-	fi
+	while :; do
+		for ((k = 0; k < slots; k++)); do
+			suffix=
+			[ "$k" = 0 ] || suffix=.$k
+			exec 8>>"$VM_DIR/lock$suffix"
+			exec 9>>"$global$suffix"
+			chmod 666 "$global$suffix" 2>/dev/null
+			if flock -n 8; then
+				flock -n 9 && return 0
+				flock -u 8
+			fi
+			exec 8>&- 9>&-
+		done
+		if [ "$waited" = 0 ]; then
+			msg "waiting for another VM run to finish (lock $global)"
+			waited=1
+		fi
+		t=$((t + 1))
+		[ "$t" -lt "$limit" ] || die "timed out waiting for a free VM slot ($global)"
+		sleep 0.1
+	done
 }
