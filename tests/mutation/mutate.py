@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -196,8 +197,11 @@ def copy_tree(dest):
 class Suite:
     """The killing tests of a configured build: what to build and how to run them."""
 
-    def __init__(self, build):
+    def __init__(self, build, parallel=2, learned=None, jobs=2):
         self.build = build
+        self.parallel = parallel  # tests run at once
+        self.jobs = jobs  # ninja's jobs: a worker whose mutant recompiles many
+        # objects may use the cores another leaves idle
         info = os.path.join(build, 'meson-info')
         with open(os.path.join(info, 'intro-tests.json')) as f:
             tests = json.load(f)
@@ -221,14 +225,30 @@ class Suite:
                 os.path.relpath(fn, build) for dep in t.get('depends', [])
                 for fn in targets.get(dep, {}).get('filename', []))
         self.duration = {t['name']: 0.0 for t in self.tests}
-        self.kills = {}  # test name -> mutants it killed
+        # test name -> mutants it killed, shared by the workers
+        self.kills = learned if learned is not None else {}
+
+    def limit(self, test):
+        """
+        How long a test may run before it counts as hung: its meson timeout
+        for the baseline; for a mutant, ten times what it took in the
+        baseline on this machine, and at least 10 s (a test that waits for
+        a completion that never comes waits until its own timeout, and
+        every mutant that makes one hang would cost that much)
+        """
+        meson_limit = test.get('timeout') or 0
+        base = self.duration.get(test['name'], 0.0)
+        if base <= 0:
+            return meson_limit
+        mine = max(10.0, 10 * base)
+        return min(mine, meson_limit) if meson_limit > 0 else mine
 
     def build_cmd(self, tests=None):
         """ninja for what the tests (all of them by default) need."""
         outputs = set()
         for t in self.tests if tests is None else tests:
             outputs |= self.outputs[t['name']]
-        return ['ninja', '-C', self.build, '-j2'] + sorted(outputs)
+        return ['ninja', '-C', self.build, f'-j{self.jobs}'] + sorted(outputs)
 
     def order(self, first=()):
         """
@@ -257,7 +277,7 @@ class Suite:
 
     def run(self, tests, log_dir, deadline=None, stop_early=True, record=False):
         """
-        Runs tests, in their order, two at a time. Returns (verdict, test
+        Runs tests, in their order, parallel at a time. Returns (verdict, test
         name): verdict 'pass', 'fail' or 'timeout'; with stop_early the
         first failure ends the run. record: keep their durations.
         """
@@ -266,7 +286,7 @@ class Suite:
         failed = None
         try:
             while pending or running:
-                while pending and len(running) < 2:
+                while pending and len(running) < self.parallel:
                     t = pending.pop(0)
                     env = dict(os.environ)
                     env.update(t.get('env') or {})
@@ -283,7 +303,7 @@ class Suite:
                     t, proc, started, log_path = entry
                     rc = proc.poll()
                     if rc is None:
-                        limit = t.get('timeout') or 0
+                        limit = self.limit(t)
                         if (limit > 0 and now - started > limit) or \
                                 (deadline is not None and now > deadline):
                             kill_group(proc)
@@ -376,6 +396,10 @@ def main():
     ap.add_argument('--timeout', type=float, default=60.0, metavar='S',
                     help='the longest the tests of one mutant may run (default 60 s); a '
                     'mutant that makes them run longer is killed (timeout)')
+    ap.add_argument('--jobs', type=int, metavar='N',
+                    default=int(os.environ.get('RPMA_TEST_CORES') or os.cpu_count() or 1),
+                    help='the cores to keep busy (default: RPMA_TEST_CORES, else every core): '
+                    'as many copies of the tree, each trying its own mutants')
     ap.add_argument('--catalogue', default=os.path.join(HERE, 'mutants.txt'),
                     help='the catalogue (default: tests/mutation/mutants.txt)')
     args = ap.parse_args()
@@ -419,23 +443,31 @@ def main():
     if problem:
         say(f'mutation: {problem}')
         return 2
-    tree = os.path.join(scratch, 'tree')
-    build = os.path.join(scratch, 'build')
     logs = os.path.join(scratch, 'logs')
-    os.makedirs(tree)
     os.makedirs(logs)
-    copy_tree(tree)
+    workers = max(1, min(args.jobs, len(mutants)))
+    # the cores the run may keep busy, shared among the workers: each builds
+    # and runs tests that many at a time
+    parallel = max(1, args.jobs // workers)
+    learned = {}
+    prepared = [None] * workers
 
-    rc = run_logged(['meson', 'setup', build, tree] + MESON_OPTIONS,
-                    os.path.join(logs, 'setup.log'))
-    if rc != 0:
-        say(f'mutation: meson setup of the copy failed: see {logs}/setup.log')
-        return 2
-    suite = Suite(build)
-    if not suite.tests:
-        say('mutation: the build has no test in the unit suite')
-        return 2
-    names = {t['name'] for t in suite.tests}
+    def prepare(i):
+        prepared[i] = prepare_worker(scratch, i, workers, parallel, learned, logs, args.jobs)
+
+    threads = [threading.Thread(target=prepare, args=(i,)) for i in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for result in prepared:
+        if isinstance(result, str):
+            say(f'mutation: {result}')
+            return 2
+    first = prepared[0]
+    for w in prepared[1:]:
+        w['suite'].duration = first['suite'].duration
+    names = {t['name'] for t in first['suite'].tests}
     for m in mutants:
         unknown = [t for t in m.get('tests', ()) if t not in names]
         if unknown:
@@ -443,83 +475,61 @@ def main():
             say(f'mutation: warning: {m["id"]}: no test {", ".join(unknown)} in the '
                 f'killing suites')
             m['tests'] = [t for t in m['tests'] if t in names]
-    rc = run_logged(suite.build_cmd(), os.path.join(logs, 'baseline-build.log'))
-    if rc != 0:
-        say(f'mutation: the unmutated copy does not build: see {logs}/baseline-build.log')
-        return 2
-    base_logs = os.path.join(logs, 'baseline')
-    os.makedirs(base_logs)
-    started = time.monotonic()
-    verdict, name = suite.run(suite.order(), base_logs, stop_early=False, record=True)
-    secs = time.monotonic() - started
-    if verdict != 'pass':
-        say(f'mutation: the unmutated copy fails its tests ({verdict}: {name}): '
-            f'see {base_logs}/')
-        return 2
-    say(f'mutation: baseline: {len(suite.tests)} tests of suite(s) '
-        f'{", ".join(sorted(suite.suites))} pass in {secs:.1f} s; setup and build '
-        f'{time.monotonic() - t0 - secs:.0f} s')
+    say(f'mutation: baseline: {len(first["suite"].tests)} tests of suite(s) '
+        f'{", ".join(sorted(first["suite"].suites))} pass in {first["secs"]:.1f} s; setup and '
+        f'build {time.monotonic() - t0 - first["secs"]:.0f} s; {workers} worker(s), '
+        f'{parallel} core(s) each')
 
     width = max(len(m['id']) for m in mutants) if mutants else 0
-    killed = 0
-    not_compiling = 0
-    timeouts = 0
-    survived = []
-    errors = []
+    lock = threading.Lock()
+    queue = list(enumerate(mutants))
+    outcome = [None] * len(mutants)
     killers = {}  # file -> the tests that killed its mutants, the latest first
-    results = []
-    for m in mutants:
-        path = os.path.join(tree, m['file'])
-        status, detail = None, ''
-        started = time.monotonic()
-        build_secs = 0.0
-        mlogs = os.path.join(logs, m['id'])
-        os.makedirs(mlogs)
-        problem = fragment_problem(path, m)
-        if problem:
-            status, detail = 'ERROR', problem
-        else:
-            with open(path, 'rb') as f:
-                original = f.read()
-            text = original.decode('utf-8')
-            try:
-                with open(path, 'wb') as f:
-                    f.write(text.replace(m['from'], m['to'], 1).encode('utf-8'))
-                status, detail, name = test_mutant(suite, mlogs, args.timeout,
-                                                   killers.get(m['file'], ()),
-                                                   m.get('tests', ()))
-                build_secs = suite.last_build_secs
-                if detail == 'does not compile':
-                    not_compiling += 1
-                elif detail.startswith('timeout'):
-                    timeouts += 1
-                elif status == 'killed':
+
+    def work(w):
+        suite = w['suite']
+        while True:
+            with lock:
+                if not queue:
+                    return
+                index, m = queue.pop(0)
+                first_tests = tuple(killers.get(m['file'], ()))
+            status, detail, name, secs, build_secs = try_mutant(w, m, args.timeout, first_tests,
+                                                                logs)
+            with lock:
+                if status == 'killed' and detail.startswith('by '):
                     suite.kills[name] = suite.kills.get(name, 0) + 1
                     lst = killers.setdefault(m['file'], [])
                     if name in lst:
                         lst.remove(name)
                     lst.insert(0, name)
-            finally:
-                with open(path, 'wb') as f:
-                    f.write(original)
+                outcome[index] = (status, detail, secs, build_secs)
+                tail = f' ({detail})' if detail else ''
+                say(f'{status:<8} {m["id"]:<{width}}  {m["desc"]}{tail}')
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in prepared]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    killed = not_compiling = timeouts = 0
+    survived = []
+    errors = []
+    results = []
+    for m, (status, detail, secs, build_secs) in zip(mutants, outcome):
         if status == 'killed':
             killed += 1
-            # only what killed it is worth keeping
-            keep = {'build1.log', 'build2.log'} if detail == 'does not compile' else set()
-            if detail.startswith('by ') or detail.startswith('timeout in '):
-                keep.add(detail.split(' ')[-1] + '.log')
-            for fn in os.listdir(mlogs):
-                if fn not in keep:
-                    os.remove(os.path.join(mlogs, fn))
+            if detail == 'does not compile':
+                not_compiling += 1
+            elif detail.startswith('timeout'):
+                timeouts += 1
         elif status == 'SURVIVED':
             survived.append(m['id'])
         else:
             errors.append(m['id'])
-        secs = time.monotonic() - started
         results.append(f'{status}\t{m["id"]}\t{m["file"]}\t{secs:.1f}\t{build_secs:.1f}\t'
                        f'{detail}')
-        tail = f' ({detail})' if detail else ''
-        say(f'{status:<8} {m["id"]:<{width}}  {m["desc"]}{tail}')
 
     total = len(mutants)
     with open(os.path.join(scratch, 'results.tsv'), 'w') as f:
@@ -533,6 +543,79 @@ def main():
     say(f'mutation: {killed} of {total} killed')
     ok = total > 0 and not errors and killed >= PASS_RATIO * total
     return 0 if ok else 1
+
+
+def prepare_worker(scratch, i, workers, parallel, learned, logs, jobs):
+    """
+    Worker i's copy of the tree, configured, built and (the first worker's)
+    tested unmutated: a dict of tree, suite and the baseline's seconds, or
+    why it could not be made.
+    """
+    base = os.path.join(scratch, f'w{i}') if workers > 1 else scratch
+    tree = os.path.join(base, 'tree')
+    build = os.path.join(base, 'build')
+    os.makedirs(tree)
+    copy_tree(tree)
+    wlogs = os.path.join(logs, f'w{i}') if workers > 1 else logs
+    os.makedirs(wlogs, exist_ok=True)
+    rc = run_logged(['meson', 'setup', build, tree] + MESON_OPTIONS,
+                    os.path.join(wlogs, 'setup.log'))
+    if rc != 0:
+        return f'meson setup of the copy failed: see {wlogs}/setup.log'
+    suite = Suite(build, parallel, learned, jobs)
+    if not suite.tests:
+        return 'the build has no test in the unit suite'
+    rc = run_logged(suite.build_cmd(), os.path.join(wlogs, 'baseline-build.log'))
+    if rc != 0:
+        return f'the unmutated copy does not build: see {wlogs}/baseline-build.log'
+    base_logs = os.path.join(wlogs, 'baseline')
+    os.makedirs(base_logs)
+    started = time.monotonic()
+    # the first worker's baseline: every test passes, and how long each takes
+    # orders the runs of the mutants
+    secs = 0.0
+    if i == 0:
+        verdict, name = suite.run(suite.order(), base_logs, stop_early=False, record=True)
+        secs = time.monotonic() - started
+        if verdict != 'pass':
+            return (f'the unmutated copy fails its tests ({verdict}: {name}): '
+                    f'see {base_logs}/')
+    return {'tree': tree, 'suite': suite, 'secs': secs}
+
+
+def try_mutant(w, m, timeout, first, logs):
+    """Applies m in worker w's tree, builds and tests it, and restores the
+    file: (status, detail, killing test, seconds, build seconds)."""
+    suite = w['suite']
+    path = os.path.join(w['tree'], m['file'])
+    status, detail, name = None, '', None
+    started = time.monotonic()
+    build_secs = 0.0
+    mlogs = os.path.join(logs, m['id'])
+    os.makedirs(mlogs)
+    problem = fragment_problem(path, m)
+    if problem:
+        return 'ERROR', problem, None, 0.0, 0.0
+    with open(path, 'rb') as f:
+        original = f.read()
+    text = original.decode('utf-8')
+    try:
+        with open(path, 'wb') as f:
+            f.write(text.replace(m['from'], m['to'], 1).encode('utf-8'))
+        status, detail, name = test_mutant(suite, mlogs, timeout, first, m.get('tests', ()))
+        build_secs = suite.last_build_secs
+    finally:
+        with open(path, 'wb') as f:
+            f.write(original)
+    if status == 'killed':
+        # only what killed it is worth keeping
+        keep = {'build1.log', 'build2.log'} if detail == 'does not compile' else set()
+        if detail.startswith('by ') or detail.startswith('timeout in '):
+            keep.add(detail.split(' ')[-1] + '.log')
+        for fn in os.listdir(mlogs):
+            if fn not in keep:
+                os.remove(os.path.join(mlogs, fn))
+    return status, detail, name, time.monotonic() - started, build_secs
 
 
 if __name__ == '__main__':
