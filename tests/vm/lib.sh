@@ -207,6 +207,20 @@ vm_accel_args() {
 	esac
 }
 
+# vm_cpus: the guest's vCPUs, RPMA_VM_CPUS or else this host's cores
+# shared among the guests that may run at once (RPMA_VM_SLOTS), at least
+# one: TCG runs each vCPU in a thread of its own, and a guest whose vCPUs
+# wait for host cores taken by another guest waits on its own spinlocks
+# and interrupts too, which slows it down far more than one vCPU does
+vm_cpus() {
+	local slots=${RPMA_VM_SLOTS:-1} cores
+	[ -z "${RPMA_VM_CPUS:-}" ] || { echo "$RPMA_VM_CPUS"; return; }
+	case "$slots" in '' | *[!0-9]* | 0) slots=1 ;; esac
+	cores=$(nproc)
+	[ "$cores" -le 2 ] || cores=2
+	[ $((cores / slots)) -ge 1 ] && echo $((cores / slots)) || echo 1
+}
+
 # setup_lock: two set-ups (or a set-up and a build in the root) of the same
 # flavor must not interleave
 setup_lock() {

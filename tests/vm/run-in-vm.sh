@@ -57,7 +57,8 @@
 # Exit status: COMMAND's; 124 when it timed out; 125 when the VM could not
 # run it (the reason is printed); 2 on usage errors.
 #
-# Other environment: RPMA_VM_MEM (MiB), RPMA_VM_CPUS (2), RPMA_VM_ACCEL
+# Other environment: RPMA_VM_MEM (MiB), RPMA_VM_CPUS (the host's cores
+# shared among RPMA_VM_SLOTS guests, at least one; lib.sh), RPMA_VM_ACCEL
 # (kvm|tcg; default kvm only with kvm_intel/kvm_amd loaded),
 # RPMA_VM_TIMES=FILE (append "boot= ready= cmd= wall= boots=" seconds, and
 # the number of boots it took), RPMA_VM_BOOT_TIMEOUT (s until the ready
@@ -268,7 +269,7 @@ boot() {
 	local boot_append=$append
 	[ "$boots" -gt "${RPMA_VM_FAIL_BOOTS:-0}" ] || boot_append="$append rdinit=/rpma-vm-no-such-init"
 	timeout -k 10 $((timeout_s + boot_limit)) \
-		qemu-system-x86_64 "${VM_ACCEL_ARGS[@]}" -M "$machine" -smp "${RPMA_VM_CPUS:-2}" -m "$mem" "${qpmem[@]}" \
+		qemu-system-x86_64 "${VM_ACCEL_ARGS[@]}" -M "$machine" -smp "$(vm_cpus)" -m "$mem" "${qpmem[@]}" \
 		-nodefaults -no-user-config -display none -vga none -no-reboot \
 		-kernel "$kimg" -initrd "$initrd" -append "$boot_append" \
 		-serial "file:$job/console.log" \
