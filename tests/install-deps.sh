@@ -27,6 +27,14 @@ build_packages=(meson ninja-build g++ pkg-config python3 dpkg-dev
 # CMake package; clang and libclang-rt-14-dev: the libFuzzer build.
 test_packages=(librpma-dev mandoc groff-base valgrind clang-format cmake
 	clang libclang-rt-14-dev)
+# What the test VMs need on this host (tests/vm/setup.sh installs them too,
+# for the demo): installed here with the rest, in one apt-get run, so that
+# the two VMs' set-ups, which run side by side, need no apt of their own
+# (but for the kernel source of the Debian 12 guest's modules). They make
+# no difference to a build: --state leaves them out.
+vm_packages=(qemu-system-x86 busybox-static kmod cpio xz-utils util-linux iproute2
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest ndctl daxctl
+	librpma0 debootstrap zstd)
 
 if [ "${1:-}" = --state ]; then
 	for p in "${build_packages[@]}" "${test_packages[@]}"; do
@@ -41,6 +49,7 @@ fi
 wanted=("${build_packages[@]}")
 if [ "${1:-test}" = test ]; then
 	wanted+=("${test_packages[@]}")
+	[ -n "$(ls -A /sys/class/infiniband 2>/dev/null)" ] || wanted+=("${vm_packages[@]}")
 fi
 
 missing=()

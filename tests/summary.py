@@ -17,15 +17,21 @@ Each failed case is named, and under "why NAME:" come the comment lines
 its run printed after its TAP line (before it when none follow) (at most WHY_LINES), or the end of
 the output of a test without TAP: CI shows the end of the output.
 
-Before the closing line, with --times FILE (lines 'PHASE SECONDS' written
-by test.sh), one line of time per phase, and under the phase of the main
-build's tests one line per suite: the time its tests ran (tests of two
-suites run side by side, so these add up to more than the phase).
+The test logs are those of the builds named, BUILDDIR/meson-logs/testlog.json,
+and with --jobs MANIFEST those of the jobs of tests/run-suites.py, which
+lists them (BUILDDIR/meson-logs/run/jobs.json): a job that left no test log
+is a failed case with the end of its output, and a suite that skipped
+every case failed. Before the closing line, with --times FILE (lines
+'PHASE SECONDS' written by test.sh), one line of time per phase, the
+set-ups' times, and each suite's time (its runs added up; they ran side by
+side, so these add up to more than the phase) against its budget in
+tests/budgets, with a line naming the suites over it.
 
-usage: summary.py [--times FILE] BUILDDIR[:LABEL]...
+usage: summary.py [--times FILE] [--jobs MANIFEST] [BUILDDIR[:LABEL]...]
        (LABEL: the build reruns tests, e.g. asan)
 """
 import json
+import os
 import re
 import sys
 from collections import OrderedDict, defaultdict
@@ -34,9 +40,13 @@ TAP = re.compile(r'^(not ok|ok)\b\s*(\d+)?\s*(?:-\s*)?([^#]*?)\s*(#\s*(SKIP|TODO
 # the runs of the VM's programs over a provider: the rdma and oracle suites',
 # also on Debian 13 (rdma-native), and the reliability suite's
 VM_RUN = re.compile(r'^(rdma|rdma-native|reliability|oracle)-(rxe|siw)$')
+# where a program that several of those run is counted
+HOME_SUITES = ('rdma', 'oracle', 'reliability')
 # the harness's own checks: the boots retried, and rdma-core's tools run
 # first in each boot of the rdma suite (smoke.sh)
 SMOKE = re.compile(r'^rdma-smoke-')
+# lines of the runs' outputs shown before the closing line
+NOTE = re.compile(r'^mutation: [0-9]+ of|oracle_.*\] seed |^fuzz .* executions in')
 
 PASS, FAIL, SKIP = 'passed', 'failed', 'skipped'
 # lines of a failed case's output printed under its name, at most: CI
@@ -52,24 +62,40 @@ def suite_and_test(t):
     return head.split(':')[-1].split('+')[0], test
 
 
-def suite_times(build):
-    """seconds each suite's tests ran in a build, in the order first run"""
-    spent = OrderedDict()
-    for line in open(build + '/meson-logs/testlog.json'):
-        t = json.loads(line)
-        suite, _ = suite_and_test(t)
-        spent[suite] = spent.get(suite, 0.0) + float(t.get('duration') or 0)
-    return spent
-
-
-def print_times(times_file, main_build):
+def print_times(times_file, manifest):
+    """the phases of test.sh, then each suite's time against its budget"""
     print('times:')
     for line in open(times_file):
         phase, _, seconds = line.strip().partition(' ')
         print('  %-14s %5s s' % (phase, seconds))
-        if phase == 'tests':
-            for suite, spent in suite_times(main_build).items():
-                print('    %-12s %5.0f s' % (suite, spent))
+        if phase == 'suites' and manifest:
+            # the set-ups, which ran beside the suites on the same cores
+            for j in manifest['jobs']:
+                if not j['suite']:
+                    print('    %-12s %5.0f s' % (j['name'], j['seconds']))
+    if not manifest:
+        return
+    spent = OrderedDict((s, 0.0) for s in manifest['budgets'])
+    ran = set()
+    for j in manifest['jobs']:
+        if j['suite']:
+            spent[j['suite']] += j['seconds']
+            ran.add(j['suite'])
+    print('suites, side by side on %d cores:   time  budget (tests/budgets)'
+          % manifest['cores'])
+    over = []
+    for suite, budget in manifest['budgets'].items():
+        if suite not in ran:
+            continue
+        mark = ''
+        if spent[suite] > budget:
+            mark = '  over'
+            over.append('%s (%.0f s of %d s)' % (suite, spent[suite], budget))
+        print('  %-20s %6.0f s %5d s%s' % (suite, spent[suite], budget, mark))
+    print('  %-20s %6.0f s %5d s' % ('all', sum(spent.values()),
+                                      sum(manifest['budgets'].values())))
+    if over:
+        print('over budget: ' + ', '.join(over))
 
 
 def why(lines, at):
@@ -90,10 +116,10 @@ def why(lines, at):
     return said
 
 
-def runs_of(build):
-    """(suite, test, case, result, why) of every case run in a build; why:
-    what the run printed about a failed case"""
-    for line in open(build + '/meson-logs/testlog.json'):
+def runs_of(testlog):
+    """(suite, test, case, result, why) of every case of a meson test log;
+    why: what the run printed about a failed case"""
+    for line in open(testlog):
         t = json.loads(line)
         suite, test = suite_and_test(t)
         results = []
@@ -135,6 +161,42 @@ def merge(results):
     return SKIP
 
 
+def logs_to_read(args, manifest):
+    """(test log, label) of every run, and the failed cases of the jobs
+    that left none: (suite, job, the end of its output)"""
+    logs = [(b + '/meson-logs/testlog.json', label)
+            for b, _, label in (a.partition(':') for a in args)]
+    lost = []
+    for j in manifest['jobs'] if manifest else ():
+        if not j['suite']:
+            continue
+        if j['testlog'] and os.path.exists(j['testlog']):
+            logs.append((j['testlog'], j['label'] or ''))
+        else:
+            try:
+                with open(j['log'], errors='replace') as f:
+                    said = [l.rstrip() for l in f.readlines()[-WHY_LINES:]]
+            except OSError:
+                said = []
+            lost.append((j['suite'], j['name'], [j['why'] or 'not run'] + said))
+    return logs, lost
+
+
+def notes(manifest):
+    """the lines of the runs' outputs worth a line of their own: the
+    mutation score, the oracle's seeds, the fuzzers' executions"""
+    for j in manifest['jobs'] if manifest else ():
+        if not j['testlog']:
+            continue
+        try:
+            with open(j['testlog'][:-len('.json')] + '.txt', errors='replace') as f:
+                for line in f:
+                    if NOTE.search(line.strip()):
+                        yield line.strip()
+        except OSError:
+            pass
+
+
 def main():
     # key -> (suite, [results]) for the distinct cases, in the order first seen
     distinct = OrderedDict()
@@ -144,12 +206,23 @@ def main():
     reasons = OrderedDict()  # a failed case -> the lines it printed
     order = {PASS: 0, FAIL: 1, SKIP: 2}
     args = sys.argv[1:]
-    times_file = None
-    if args[:1] == ['--times']:
-        times_file, args = args[1], args[2:]
-    for arg in args:
-        build, _, label = arg.partition(':')
-        for suite, test, case, res, said in runs_of(build):
+    times_file = manifest = None
+    while args[:1] in (['--times'], ['--jobs']):
+        if args[0] == '--times':
+            times_file = args[1]
+        else:
+            with open(args[1]) as f:
+                manifest = json.load(f)
+        args = args[2:]
+    logs, lost = logs_to_read(args, manifest)
+    per_suite = defaultdict(lambda: [0, 0, 0])
+    for suite, job, said in lost:
+        where = '%s (ran no test)' % job
+        failed.append(where)
+        reasons[where] = said
+        per_suite[suite][order[FAIL]] += 1
+    for testlog, label in logs:
+        for suite, test, case, res, said in runs_of(testlog):
             where = '%s / %s' % (test, case) if case else test
             if res == FAIL:
                 where += ' (%s)' % label if label else ''
@@ -172,12 +245,19 @@ def main():
             distinct[key][0].append(suite)
             distinct[key][1].append(res)
 
-    per_suite = defaultdict(lambda: [0, 0, 0])
     for suites, results in distinct.values():
-        # a program of the rdma suite rerun on Debian 13 counts in rdma
-        suite = 'rdma' if 'rdma' in suites else suites[0]
+        # a program of the rdma or oracle suite rerun on Debian 13 counts in
+        # its suite, whatever order the logs were read in
+        suite = next((s for s in HOME_SUITES if s in suites), suites[0])
         per_suite[suite][order[merge(results)]] += 1
         runs[suite] += len(results)
+    # a suite that ran and skipped every case proved nothing
+    for suite, (p, f, s) in list(per_suite.items()):
+        if p == 0 and f == 0 and s > 0:
+            where = '%s (every case skipped)' % suite
+            failed.append(where)
+            reasons[where] = ['a suite that skips every case proves nothing: see its log']
+            per_suite[suite][order[FAIL]] += 1
     for suite, (p, f, s) in sorted(per_suite.items()):
         n = p + f + s
         more = ' (%d runs)' % runs[suite] if runs[suite] > n else ''
@@ -186,6 +266,10 @@ def main():
         print('not in the total:')
         for what, (p, f, s) in sorted(extra.items()):
             print('  %-34s %4d passed, %d failed, %d skipped' % (what, p, f, s))
+    if manifest and manifest.get('absent'):
+        print('not in this build (turned off by its options): ' + ', '.join(manifest['absent']))
+    for line in notes(manifest):
+        print(line)
     if failed:
         for where, said in reasons.items():
             print('why %s:' % where)
@@ -193,7 +277,7 @@ def main():
                 print('    ' + l)
         print('failed: ' + ', '.join(sorted(set(failed))))
     if times_file:
-        print_times(times_file, args[0].partition(':')[0])
+        print_times(times_file, manifest)
     total = [sum(c[i] for c in per_suite.values()) for i in range(3)]
     print('%d passed, %d failed, %d skipped' % tuple(total))
     return 1 if failed else 0

@@ -182,13 +182,13 @@ apt_updated=0
 apt_install() {
 	command -v apt-get >/dev/null || { echo "rpma-vm: apt-get not found (not a Debian system?)" >&2; return 1; }
 	export DEBIAN_FRONTEND=noninteractive
-	if ! on_root_priv env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" \
+	if ! on_root_priv env DEBIAN_FRONTEND=noninteractive apt-get install -o DPkg::Lock::Timeout=600 -y -q --no-install-recommends "$@" \
 		>"$VM_DIR/apt.log" 2>&1; then
 		if [ "$apt_updated" = 0 ]; then
 			apt_updated=1
 			msg "  refreshing the package lists (apt-get update)"
 			on_root_priv apt-get update -q >>"$VM_DIR/apt.log" 2>&1 || true
-			on_root_priv env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" \
+			on_root_priv env DEBIAN_FRONTEND=noninteractive apt-get install -o DPkg::Lock::Timeout=600 -y -q --no-install-recommends "$@" \
 				>>"$VM_DIR/apt.log" 2>&1 && return 0
 		fi
 		tail -n 15 "$VM_DIR/apt.log" >&2
