@@ -71,6 +71,13 @@ fail() {
 # is_iwarp: the provider carries no immediate data and no atomics
 is_iwarp() { [ "$PROVIDER" = siw ]; }
 
+# every_step: this run checks what does not depend on the provider too:
+# the command line, what a program prints, how it treats peers that
+# misbehave in the handshake its private data carries. Those run over one
+# provider (rxe, or the host's own device); over siw a check runs what
+# RDMA carries: the data, the flushes, the connections.
+every_step() { [ "$PROVIDER" != siw ]; }
+
 # pmem_area I: the I-th device DAX area (from 0); skips the check when
 # there are not that many
 pmem_area() {
