@@ -37,6 +37,15 @@ BOUND_S=0.94
 BOUND_SLACK_S=1.5
 LIMIT=$(awk -v b="$BOUND_S" -v s="$BOUND_SLACK_S" 'BEGIN { print b + s }')
 DEBIAN_LIBRPMA=/usr/lib/x86_64-linux-gnu/librpma.so.0
+# What the cases move, checked byte for byte: BIG for the plain transfer,
+# SIZE under loss, delay and reordering, between librpma 1.x and this
+# library, and between Debian 13 and 12. Every byte is checked whatever the
+# size, so these are enough to prove it; a soak run may move more
+# (RPMA_CLUSTER_BIG=128M RPMA_CLUSTER_SIZE=16M).
+BIG=${RPMA_CLUSTER_BIG:-32M}
+SIZE=${RPMA_CLUSTER_SIZE:-4M}
+# mib 32M -> 32MiB, for the names of the cases
+mib() { echo "${1%M}MiB"; }
 
 n=0
 failed=0
@@ -106,8 +115,8 @@ within_bound() {
 	[ -n "$t" ] && awk -v t="$t" -v l="$LIMIT" 'BEGIN { exit !(t <= l) }'
 }
 
-case_ops_128mib() {
-	transfer 128M 11 && pass "ops-128MiB" || fail "ops-128MiB"
+case_ops_big() {
+	transfer "$BIG" 11 && pass "ops-$(mib "$BIG")" || fail "ops-$(mib "$BIG")"
 }
 
 # The size of a message at 1 % loss. rxe's MTU here is 1 KiB, and rxe asks
@@ -122,14 +131,16 @@ LOSSY_OP=16K
 case_ops_loss() {
 	run cl_netem a loss 1% && run cl_netem b loss 1%
 	# writes of 16 KiB (LOSSY_OP)
-	transfer 16M 12 $LOSSY_OP && pass "ops-16MiB-1pct-loss" || fail "ops-16MiB-1pct-loss"
+	transfer "$SIZE" 12 $LOSSY_OP && pass "ops-$(mib "$SIZE")-1pct-loss" ||
+		fail "ops-$(mib "$SIZE")-1pct-loss"
 	cl_netem a off >/dev/null
 	cl_netem b off >/dev/null
 }
 
 case_ops_delay() {
 	run cl_netem a delay 50ms
-	transfer 16M 13 && pass "ops-16MiB-50ms-delay" || fail "ops-16MiB-50ms-delay"
+	transfer "$SIZE" 13 && pass "ops-$(mib "$SIZE")-50ms-delay" ||
+		fail "ops-$(mib "$SIZE")-50ms-delay"
 	cl_netem a off >/dev/null
 }
 
@@ -157,7 +168,7 @@ case_ops_reorder() {
 		run cl_netem b delay 2ms reorder 1% 50% duplicate 1%
 	local ok=1 before seen
 	before=$(rxe_disorder)
-	transfer 16M 14 64K || ok=0
+	transfer "$SIZE" 14 64K || ok=0
 	cl_netem a off >/dev/null
 	cl_netem b off >/dev/null
 	if [ "$provider" = rxe ]; then
@@ -166,7 +177,8 @@ case_ops_reorder() {
 		out+=$'\n'"rxe counted $seen requests duplicated, out of sequence or NAKed meanwhile"
 		[ "$seen" -gt 0 ] || ok=0
 	fi
-	[ $ok = 1 ] && pass "ops-16MiB-reorder-duplicate" || fail "ops-16MiB-reorder-duplicate"
+	[ $ok = 1 ] && pass "ops-$(mib "$SIZE")-reorder-duplicate" ||
+		fail "ops-$(mib "$SIZE")-reorder-duplicate"
 }
 
 # rpma-mirror (tools/rpma-mirror) from b into a's device DAX at 1 % loss
@@ -182,7 +194,7 @@ case_mirror_loss() {
 	fi
 	port=$((port + 1))
 	give_key a && give_key b || ok=0
-	run cl_on b -- sh -c 'head -c 12M /dev/urandom >/tmp/mirror.src' || ok=0
+	run cl_on b -- sh -c "head -c $SIZE /dev/urandom >/tmp/mirror.src" || ok=0
 	run cl_netem a loss 1% && run cl_netem b loss 1% || ok=0
 	cl_start a mirror --timeout 660 -- "$tool" --serve --once -k /tmp/log.key "$(cl_addr a):$port" /dev/dax0.0
 	printed a mirror "serving" 30 || ok=0
@@ -288,7 +300,7 @@ case_hetero() {
 	for pair in "c d $native" "c b read-after-write" "a d read-after-write"; do
 		read -r s c want <<<"$pair"
 		out+="${out:+$'\n'}server on ${CL_FLAVOR[$s]}, client on ${CL_FLAVOR[$c]}, expecting $want:"
-		transfer_between "$s" "$c" 16M 61 || ok=0
+		transfer_between "$s" "$c" "$SIZE" 61 || ok=0
 		grep -q "client: flush method $want\$" <<<"$out" || ok=0
 		out+=$'\n'
 	done
@@ -546,8 +558,8 @@ case_interop() {
 			senv=(env LD_LIBRARY_PATH="$dir")
 		fi
 		out+="${out:+$'\n'}librpma 1.x as the $side:"
-		cl_start a srv -- "${senv[@]}" "$X" server "$(cl_addr a)" $port 16M /dev/dax0.0
-		run cl_on b --timeout 300 -- "${cenv[@]}" "$X" client "$(cl_addr a)" $port 16M 51
+		cl_start a srv -- "${senv[@]}" "$X" server "$(cl_addr a)" $port "$SIZE" /dev/dax0.0
+		run cl_on b --timeout 300 -- "${cenv[@]}" "$X" client "$(cl_addr a)" $port "$SIZE" 51
 		crc=$?
 		run cl_wait a srv 120
 		src=$?
@@ -558,7 +570,7 @@ case_interop() {
 	[ $ok = 1 ] && pass "interop-librpma-1x" || fail "interop-librpma-1x"
 }
 
-cases=(ops_128mib ops_loss ops_delay ops_reorder killed_peer partition_poll partition_wait power_loss
+cases=(ops_big ops_loss ops_delay ops_reorder killed_peer partition_poll partition_wait power_loss
 	interop hetero mirror_loss replicated_log_partition replicated_log_silent replicated_log)
 all=("${cases[@]}")
 case_partition_poll() { case_partition poll; }
