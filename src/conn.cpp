@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <fcntl.h>
-#include <new>
 
 #include "clock.hpp"
 #include "conn.hpp"
@@ -16,6 +15,7 @@
 #include "peer.hpp"
 #include "peer_cfg.hpp"
 #include "post.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
 using namespace rpma;
@@ -23,13 +23,13 @@ using namespace rpma;
 int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 		   const void *private_data, uint8_t private_data_len, rpma_conn **conn_ptr)
 {
-	auto *conn = new (std::nothrow) rpma_conn;
+	auto *conn = rpma::make<rpma_conn>();
 	if (conn == nullptr)
 		return RPMA_E_NOMEM;
 
 	int ret = conn_events_open(&conn->events, id, queues.flush, private_data, private_data_len);
 	if (ret) {
-		delete conn;
+		rpma::destroy(conn);
 		return ret;
 	}
 	conn->peer = peer;
@@ -187,7 +187,7 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
 	conn_events_close(&conn->events, id_destroyed);
 
-	delete conn;
+	rpma::destroy(conn);
 	*conn_ptr = nullptr;
 	return ret;
 }

@@ -4,10 +4,10 @@
  */
 
 #include <climits>
-#include <new>
 
 #include "conn_cfg.hpp"
 #include "err.hpp"
+#include "runtime.hpp"
 
 const rpma_conn_cfg rpma_conn_cfg::defaults;
 
@@ -22,7 +22,7 @@ extern "C" {
 int rpma_conn_cfg_new(struct rpma_conn_cfg **cfg_ptr)
 {
 	RPMA_CHECK_ARG(cfg_ptr != nullptr);
-	auto *cfg = new (std::nothrow) rpma_conn_cfg;
+	auto *cfg = rpma::make<rpma_conn_cfg>();
 	if (cfg == nullptr)
 		return RPMA_E_NOMEM;
 	*cfg_ptr = cfg;
@@ -32,7 +32,7 @@ int rpma_conn_cfg_new(struct rpma_conn_cfg **cfg_ptr)
 int rpma_conn_cfg_delete(struct rpma_conn_cfg **cfg_ptr)
 {
 	RPMA_CHECK_ARG(cfg_ptr != nullptr);
-	delete *cfg_ptr;
+	rpma::destroy(*cfg_ptr);
 	*cfg_ptr = nullptr;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "err.hpp"
 #include "flush_slots.hpp"
 #include "gpspm.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
 using namespace rpma;
@@ -229,7 +230,7 @@ static bool stash_pop(conn_events *ev, rpma_conn_event *event)
 
 watch_result rpma::conn_watch_events(conn_events *ev)
 {
-	std::lock_guard<std::mutex> guard(ev->lock);
+	rpma::mutex_guard guard(ev->lock);
 	watch_result result = watch_result::none;
 	for (;;) {
 		if (ev->stash.count == conn_event_stash::CAPACITY)
@@ -348,7 +349,7 @@ int rpma::conn_events_next(conn_events *ev, rpma_conn_event *event)
 {
 	for (;;) {
 		{
-			std::lock_guard<std::mutex> guard(ev->lock);
+			rpma::mutex_guard guard(ev->lock);
 			rpma_conn_event taken = RPMA_CONN_UNDEFINED;
 			/* what a wait for completions took first comes first */
 			if (stash_pop(ev, &taken)) {

@@ -20,7 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
+#include <pthread.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -64,7 +64,7 @@ struct conn_events {
 	 */
 	int event_fd;
 	int stash_fd; /* eventfd, readable while the stash holds events */
-	std::mutex lock;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	conn_event_stash stash;
 	/*
 	 * The peer is gone (the connection closed or was lost): the QP was

@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <new>
 
 #include <infiniband/ib.h>
 
@@ -16,6 +15,7 @@
 #include "gpspm.hpp"
 #include "peer.hpp"
 #include "post.hpp"
+#include "runtime.hpp"
 #include "srq.hpp"
 #include "verbs/verbs.hpp"
 
@@ -80,7 +80,7 @@ int conn_req_destroy(rpma_conn_req *req, bool reject)
 		ret = queues_ret;
 	if (verbs::destroy_id(req->id) && ret == 0)
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
-	delete req;
+	rpma::destroy(req);
 	return ret;
 }
 
@@ -141,13 +141,13 @@ int rpma::check_conn_cfg(const rpma_conn_cfg *cfg)
 int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rpma_conn_cfg *cfg,
 				 rpma_conn_req **req_ptr)
 {
-	auto *req = new (std::nothrow) rpma_conn_req{};
+	auto *req = rpma::make_zeroed<rpma_conn_req>();
 	if (req == nullptr)
 		return RPMA_E_NOMEM;
 
 	int ret = conn_queues_create(peer, event->id, cfg, &req->queues);
 	if (ret) {
-		delete req;
+		rpma::destroy(req);
 		return ret;
 	}
 
@@ -202,14 +202,14 @@ int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port
 	}
 	apply_ack_timeout(id, cfg);
 
-	req = new (std::nothrow) rpma_conn_req{};
+	req = rpma::make_zeroed<rpma_conn_req>();
 	if (req == nullptr) {
 		ret = RPMA_E_NOMEM;
 		goto destroy_id;
 	}
 	ret = conn_queues_create(peer, id, cfg, &req->queues);
 	if (ret) {
-		delete req;
+		rpma::destroy(req);
 		goto destroy_id;
 	}
 	req->peer = peer;
@@ -269,7 +269,7 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
 		return ret;
 	}
 	const bool passive = req->passive;
-	delete req; /* its id and queues now belong to conn */
+	rpma::destroy(req); /* its id and queues now belong to conn */
 
 	rdma_conn_param param = conn_param_with(pdata);
 	if (passive ? verbs::accept(conn->id, &param) : verbs::connect(conn->id, &param)) {

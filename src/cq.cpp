@@ -6,13 +6,13 @@
 
 #include <cerrno>
 #include <fcntl.h>
-#include <new>
 #include <poll.h>
 
 #include "clock.hpp"
 #include "conn_events.hpp"
 #include "cq.hpp"
 #include "err.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
 namespace rpma
@@ -20,7 +20,7 @@ namespace rpma
 
 int cq_new(ibv_context *ctx, int size, ibv_comp_channel *channel, rpma_cq **cq_ptr)
 {
-	auto *cq = new (std::nothrow) rpma_cq;
+	auto *cq = rpma::make<rpma_cq>();
 	if (cq == nullptr)
 		return RPMA_E_NOMEM;
 	cq->shared_channel = channel != nullptr;
@@ -73,7 +73,7 @@ destroy_channel:
 	if (!cq->shared_channel)
 		(void)verbs::destroy_comp_channel(channel);
 free_cq:
-	delete cq;
+	rpma::destroy(cq);
 	return ret;
 }
 
@@ -89,7 +89,7 @@ int cq_delete(rpma_cq **cq_ptr)
 	if (!cq->shared_channel && verbs::destroy_comp_channel(cq->channel) && ret == 0)
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_destroy_comp_channel");
 
-	delete cq;
+	rpma::destroy(cq);
 	*cq_ptr = nullptr;
 	return ret;
 }
@@ -189,7 +189,7 @@ static bool readable_now(int fd)
  */
 static int take_event_now(rpma_cq *cq)
 {
-	std::lock_guard<std::mutex> guard(cq->event_lock);
+	rpma::mutex_guard guard(cq->event_lock);
 	/* the library's non-blocking fd: the read itself says there is none */
 	if (cq->fd_given.load(std::memory_order_relaxed) && !readable_now(cq->channel->fd))
 		return RPMA_E_NO_COMPLETION;
@@ -241,7 +241,7 @@ int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 	 * The application's from now on, blocking as librpma 1.x gave it: it may
 	 * make it non-blocking itself, and rpma_cq_wait() then returns at once.
 	 */
-	std::lock_guard<std::mutex> guard(cq->event_lock);
+	rpma::mutex_guard guard(cq->event_lock);
 	if (!cq->fd_given.load(std::memory_order_relaxed) && !cq->shared_channel) {
 		const int flags = fcntl(cq->channel->fd, F_GETFL);
 		if (flags < 0 || fcntl(cq->channel->fd, F_SETFL, flags & ~O_NONBLOCK))
@@ -270,7 +270,7 @@ int rpma_cq_wait(struct rpma_cq *cq)
 	bool taken_by_another = false;
 	bool given;
 	{
-		std::lock_guard<std::mutex> guard(cq->event_lock);
+		rpma::mutex_guard guard(cq->event_lock);
 		given = cq->fd_given.load(std::memory_order_relaxed);
 		if (!given || readable_now(fd)) {
 			ibv_cq *ev_cq = nullptr;

@@ -12,7 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
+#include <pthread.h>
 
 #include <infiniband/verbs.h>
 
@@ -68,7 +68,8 @@ struct rpma_cq {
 	 * there: of the threads woken for one event, one reads it and the
 	 * others find none, rather than block in the read until the next.
 	 */
-	mutable std::mutex event_lock; /* mutable: rpma_cq_get_fd() takes a const CQ */
+	mutable pthread_mutex_t event_lock =
+	    PTHREAD_MUTEX_INITIALIZER; /* mutable: rpma_cq_get_fd() takes a const CQ */
 	/*
 	 * Whether the application has the channel's fd (rpma_cq_get_fd): from
 	 * then on the fd is blocking unless the application makes it not, as

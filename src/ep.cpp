@@ -4,11 +4,11 @@
  */
 
 #include <cerrno>
-#include <new>
 
 #include "conn_req.hpp"
 #include "err.hpp"
 #include "peer.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
 using namespace rpma;
@@ -29,7 +29,7 @@ int rpma_ep_listen(struct rpma_peer *peer, const char *addr, const char *port,
 	RPMA_CHECK_ARG(port != nullptr);
 	RPMA_CHECK_ARG(ep_ptr != nullptr);
 
-	auto *ep = new (std::nothrow) rpma_ep{};
+	auto *ep = rpma::make_zeroed<rpma_ep>();
 	if (ep == nullptr)
 		return RPMA_E_NOMEM;
 
@@ -73,7 +73,7 @@ destroy_id:
 destroy_evch:
 	verbs::destroy_event_channel(ep->evch);
 free_ep:
-	delete ep;
+	rpma::destroy(ep);
 	return ret;
 }
 
@@ -97,7 +97,7 @@ int rpma_ep_shutdown(struct rpma_ep **ep_ptr)
 	} else {
 		verbs::destroy_event_channel(ep->evch);
 	}
-	delete ep;
+	rpma::destroy(ep);
 	*ep_ptr = nullptr;
 	return ret;
 }

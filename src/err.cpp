@@ -13,7 +13,14 @@ namespace rpma
 
 namespace
 {
-thread_local int last_provider_errno;
+/*
+ * initial-exec: the variable sits at a fixed offset from the thread
+ * pointer, where the default model of a shared library would call
+ * __tls_get_addr, which would make librpma.so.0 need ld-linux*.so.2 by name.
+ * A program that dlopen()s the library after it started takes these four
+ * bytes from the static TLS that glibc keeps in reserve for such libraries.
+ */
+__attribute__((tls_model("initial-exec"))) thread_local int last_provider_errno;
 }
 
 void set_provider_error(int err)

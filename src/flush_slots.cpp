@@ -7,13 +7,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
-#include <new>
 #include <unistd.h>
 
 #include "err.hpp"
 #include "flush_slots.hpp"
 #include "gpspm_wire.hpp"
 #include "peer.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
 namespace rpma
@@ -30,16 +30,16 @@ static uint32_t pow2_at_least(uint32_t n)
 int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_ptr)
 {
 	const uint32_t capacity = pow2_at_least(max_in_flight + 1);
-	auto *flush = new (std::nothrow) conn_flush;
-	auto *slots = new (std::nothrow) flush_slot[capacity];
-	auto *unsignaled = new (std::nothrow) unsignaled_flush[capacity];
+	auto *flush = rpma::make<conn_flush>();
+	auto *slots = rpma::make_array<flush_slot>(capacity);
+	auto *unsignaled = rpma::make_array<unsignaled_flush>(capacity);
 	const long page = sysconf(_SC_PAGESIZE);
 	void *sink = nullptr;
 	if (flush == nullptr || slots == nullptr || unsignaled == nullptr ||
 	    posix_memalign(&sink, static_cast<size_t>(page), static_cast<size_t>(page))) {
-		delete flush;
-		delete[] slots;
-		delete[] unsignaled;
+		rpma::destroy(flush);
+		rpma::destroy_array(slots);
+		rpma::destroy_array(unsignaled);
 		return RPMA_E_NOMEM;
 	}
 
@@ -50,9 +50,9 @@ int conn_flush_new(rpma_peer *peer, uint32_t max_in_flight, conn_flush **flush_p
 	if (sink_mr == nullptr) {
 		int ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
 		free(sink);
-		delete flush;
-		delete[] slots;
-		delete[] unsignaled;
+		rpma::destroy(flush);
+		rpma::destroy_array(slots);
+		rpma::destroy_array(unsignaled);
 		return ret;
 	}
 
@@ -75,9 +75,9 @@ int conn_flush_delete(conn_flush **flush_ptr)
 	if (verbs::dereg_mr(flush->sink_mr))
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
 	free(flush->sink);
-	delete[] flush->slots;
-	delete[] flush->unsignaled;
-	delete flush;
+	rpma::destroy_array(flush->slots);
+	rpma::destroy_array(flush->unsignaled);
+	rpma::destroy(flush);
 	*flush_ptr = nullptr;
 	return ret;
 }

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <unistd.h>
 
 #include "conn_cfg.hpp"
@@ -18,6 +17,7 @@
 #include "mr.hpp"
 #include "peer.hpp"
 #include "post.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 #include "wire.hpp"
 
@@ -332,14 +332,14 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 {
 	const size_t size = static_cast<size_t>(depth + 2) * GPSPM_SLOT_SIZE;
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-	auto *g = new (std::nothrow) gpspm_engine;
-	auto *held = new (std::nothrow) gpspm_engine::held_completion[max_held];
+	auto *g = rpma::make<gpspm_engine>();
+	auto *held = rpma::make_array<gpspm_engine::held_completion>(max_held);
 	void *buffers = nullptr;
 	/* pages of their own: nothing else shares a page the NIC writes */
 	if (g == nullptr || held == nullptr ||
 	    posix_memalign(&buffers, page, (size + page - 1) / page * page)) {
-		delete g;
-		delete[] held;
+		rpma::destroy(g);
+		rpma::destroy_array(held);
 		return RPMA_E_NOMEM;
 	}
 	memset(buffers, 0, size);
@@ -348,8 +348,8 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 	if (g->buffers_mr == nullptr) {
 		int ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
 		free(buffers);
-		delete g;
-		delete[] held;
+		rpma::destroy(g);
+		rpma::destroy_array(held);
 		return ret;
 	}
 	g->peer = peer;
@@ -402,9 +402,9 @@ int gpspm_delete(gpspm_engine **gpspm_ptr)
 	if (verbs::dereg_mr(g->buffers_mr))
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
 	free(g->buffers);
-	delete[] g->held;
+	rpma::destroy_array(g->held);
 	pthread_mutex_destroy(&g->take_lock);
-	delete g;
+	rpma::destroy(g);
 	*gpspm_ptr = nullptr;
 	return ret;
 }

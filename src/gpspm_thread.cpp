@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <fcntl.h>
-#include <new>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include "cq.hpp"
 #include "err.hpp"
 #include "gpspm_thread.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
 namespace rpma
@@ -116,7 +116,7 @@ void *serving_thread(void *arg)
 
 int gpspm_thread_start(rpma_cq *cq, uint32_t spin_us, gpspm_server **server_ptr)
 {
-	auto *server = new (std::nothrow) gpspm_server;
+	auto *server = rpma::make<gpspm_server>();
 	if (server == nullptr)
 		return RPMA_E_NOMEM;
 	server->cq = cq;
@@ -146,7 +146,7 @@ int gpspm_thread_start(rpma_cq *cq, uint32_t spin_us, gpspm_server **server_ptr)
 close_fd:
 	close(server->stop_fd);
 free_server:
-	delete server;
+	rpma::destroy(server);
 	return ret;
 }
 
@@ -161,7 +161,7 @@ void gpspm_thread_stop(gpspm_server **server_ptr)
 		RPMA_LOG_WARNING("eventfd write failed: errno %d", errno);
 	pthread_join(server->thread, nullptr);
 	close(server->stop_fd);
-	delete server;
+	rpma::destroy(server);
 	*server_ptr = nullptr;
 }
 

@@ -5,11 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <new>
 
 #include "err.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 #include "gpspm_wire.hpp"
 #include "wire.hpp"
@@ -247,7 +247,7 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	RPMA_CHECK_ARG(mr_ptr != nullptr);
 	RPMA_CHECK_ARG(usage != 0 && (usage & ~MR_USAGE_ALL) == 0);
 
-	auto *mr = new (std::nothrow) rpma_mr_local;
+	auto *mr = rpma::make<rpma_mr_local>();
 	if (mr == nullptr)
 		return RPMA_E_NOMEM;
 
@@ -265,7 +265,7 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	}
 	if (ibv_mr == nullptr) {
 		int ret = RPMA_PROVIDER_FAILED(errno, "ibv_reg_mr");
-		delete mr;
+		rpma::destroy(mr);
 		return ret;
 	}
 
@@ -296,7 +296,7 @@ int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 	int ret = 0;
 	if (verbs::dereg_mr(mr->mr))
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dereg_mr");
-	delete mr;
+	rpma::destroy(mr);
 	*mr_ptr = nullptr;
 	return ret;
 }
@@ -347,7 +347,7 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 			       p[mr_desc::VERSION] == wire::TRAILER_VERSION &&
 			       p[mr_desc::CRC] == wire::crc8(p, mr_desc::CRC);
 
-	auto *mr = new (std::nothrow) rpma_mr_remote;
+	auto *mr = rpma::make<rpma_mr_remote>();
 	if (mr == nullptr)
 		return RPMA_E_NOMEM;
 	mr->raddr = wire::get_le64(p + mr_desc::ADDR);
@@ -409,7 +409,7 @@ int rpma_mr_remote_get_flush_type(const struct rpma_mr_remote *mr, int *flush_ty
 int rpma_mr_remote_delete(struct rpma_mr_remote **mr_ptr)
 {
 	RPMA_CHECK_ARG(mr_ptr != nullptr);
-	delete *mr_ptr;
+	rpma::destroy(*mr_ptr);
 	*mr_ptr = nullptr;
 	return 0;
 }

@@ -5,11 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <new>
 
 #include "conn_cfg.hpp"
 #include "err.hpp"
 #include "peer.hpp"
+#include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
 namespace rpma
@@ -80,7 +80,7 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 	if (pd == nullptr)
 		return RPMA_PROVIDER_FAILED(errno, "ibv_alloc_pd");
 
-	auto *peer = new (std::nothrow) rpma_peer;
+	auto *peer = rpma::make<rpma_peer>();
 	if (peer == nullptr) {
 		(void)rpma::verbs::dealloc_pd(pd);
 		return RPMA_E_NOMEM;
@@ -124,7 +124,7 @@ int rpma_peer_delete(struct rpma_peer **peer_ptr)
 		ret = RPMA_PROVIDER_FAILED(errno, "ibv_dealloc_pd");
 
 	gpspm_registry_fini(&peer->gpspm_regions);
-	delete peer;
+	rpma::destroy(peer);
 	*peer_ptr = nullptr;
 	return ret;
 }

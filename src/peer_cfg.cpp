@@ -4,11 +4,11 @@
  */
 
 #include <cstdint>
-#include <new>
 
 #include "conn_cfg.hpp"
 #include "err.hpp"
 #include "peer_cfg.hpp"
+#include "runtime.hpp"
 #include "wire.hpp"
 
 namespace desc = rpma::wire::peer_cfg_desc;
@@ -18,7 +18,7 @@ extern "C" {
 int rpma_peer_cfg_new(struct rpma_peer_cfg **pcfg_ptr)
 {
 	RPMA_CHECK_ARG(pcfg_ptr != nullptr);
-	auto *pcfg = new (std::nothrow) rpma_peer_cfg;
+	auto *pcfg = rpma::make<rpma_peer_cfg>();
 	if (pcfg == nullptr)
 		return RPMA_E_NOMEM;
 	*pcfg_ptr = pcfg;
@@ -28,7 +28,7 @@ int rpma_peer_cfg_new(struct rpma_peer_cfg **pcfg_ptr)
 int rpma_peer_cfg_delete(struct rpma_peer_cfg **pcfg_ptr)
 {
 	RPMA_CHECK_ARG(pcfg_ptr != nullptr);
-	delete *pcfg_ptr;
+	rpma::destroy(*pcfg_ptr);
 	*pcfg_ptr = nullptr;
 	return 0;
 }
@@ -73,7 +73,7 @@ int rpma_peer_cfg_from_descriptor(const void *desc, size_t desc_size,
 	RPMA_CHECK_ARG(desc_size >= PEER_CFG_DESCRIPTOR_SIZE);
 
 	auto *p = static_cast<const uint8_t *>(desc);
-	auto *pcfg = new (std::nothrow) rpma_peer_cfg;
+	auto *pcfg = rpma::make<rpma_peer_cfg>();
 	if (pcfg == nullptr)
 		return RPMA_E_NOMEM;
 	/* any non-zero byte is "true", as librpma read it */

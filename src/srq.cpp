@@ -4,13 +4,13 @@
  */
 
 #include <cerrno>
-#include <new>
 
 #include "cq.hpp"
 #include "err.hpp"
 #include "mr.hpp"
 #include "peer.hpp"
 #include "post.hpp"
+#include "runtime.hpp"
 #include "srq.hpp"
 #include "srq_cfg.hpp"
 #include "verbs/verbs.hpp"
@@ -27,7 +27,7 @@ int rpma_srq_new(struct rpma_peer *peer, struct rpma_srq_cfg *cfg, struct rpma_s
 	const uint32_t rq_size = c.rq_size.load();
 	const uint32_t rcq_size = c.rcq_size.load();
 
-	auto *srq = new (std::nothrow) rpma_srq{};
+	auto *srq = rpma::make_zeroed<rpma_srq>();
 	if (srq == nullptr)
 		return RPMA_E_NOMEM;
 
@@ -55,7 +55,7 @@ int rpma_srq_new(struct rpma_peer *peer, struct rpma_srq_cfg *cfg, struct rpma_s
 delete_rcq:
 	(void)cq_delete(&srq->rcq);
 free_srq:
-	delete srq;
+	rpma::destroy(srq);
 	return ret;
 }
 
@@ -72,7 +72,7 @@ int rpma_srq_delete(struct rpma_srq **srq_ptr)
 	int cq_ret = cq_delete(&srq->rcq);
 	if (ret == 0)
 		ret = cq_ret;
-	delete srq;
+	rpma::destroy(srq);
 	*srq_ptr = nullptr;
 	return ret;
 }

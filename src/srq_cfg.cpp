@@ -4,9 +4,9 @@
  */
 
 #include <climits>
-#include <new>
 
 #include "err.hpp"
+#include "runtime.hpp"
 #include "srq_cfg.hpp"
 
 const rpma_srq_cfg rpma_srq_cfg::defaults;
@@ -16,7 +16,7 @@ extern "C" {
 int rpma_srq_cfg_new(struct rpma_srq_cfg **cfg_ptr)
 {
 	RPMA_CHECK_ARG(cfg_ptr != nullptr);
-	auto *cfg = new (std::nothrow) rpma_srq_cfg;
+	auto *cfg = rpma::make<rpma_srq_cfg>();
 	if (cfg == nullptr)
 		return RPMA_E_NOMEM;
 	*cfg_ptr = cfg;
@@ -26,7 +26,7 @@ int rpma_srq_cfg_new(struct rpma_srq_cfg **cfg_ptr)
 int rpma_srq_cfg_delete(struct rpma_srq_cfg **cfg_ptr)
 {
 	RPMA_CHECK_ARG(cfg_ptr != nullptr);
-	delete *cfg_ptr;
+	rpma::destroy(*cfg_ptr);
 	*cfg_ptr = nullptr;
 	return 0;
 }

@@ -20,7 +20,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <new>
 
 #include "conn.hpp"
 #include "conn_post.hpp"
@@ -29,6 +28,7 @@
 #include "mr.hpp"
 #include "peer.hpp"
 #include "post.hpp"
+#include "runtime.hpp"
 
 namespace
 {
@@ -388,7 +388,7 @@ int rpma_write_template_new(struct rpma_conn *conn, const struct rpma_mr_remote 
 	if (!conn_takes_posts(conn))
 		return RPMA_E_INVAL;
 
-	auto *t = new (std::nothrow) rpma_write_template;
+	auto *t = rpma::make<rpma_write_template>();
 	if (t == nullptr)
 		return RPMA_E_NOMEM;
 	t->conn = conn;
@@ -416,7 +416,7 @@ int rpma_write_template_new(struct rpma_conn *conn, const struct rpma_mr_remote 
 int rpma_write_template_delete(struct rpma_write_template **tmpl_ptr)
 {
 	RPMA_CHECK_ARG(tmpl_ptr != nullptr);
-	delete *tmpl_ptr;
+	rpma::destroy(*tmpl_ptr);
 	*tmpl_ptr = nullptr;
 	return 0;
 }

@@ -19,7 +19,6 @@
 #include <cstring>
 #include <malloc.h>
 #include <mutex>
-#include <new>
 #include <unordered_set>
 
 #include "alloc_hooks.h"
@@ -251,84 +250,6 @@ int ut_lib_asprintf(char **out, const char *fmt, ...)
 	int ret = ut_lib_vasprintf(out, fmt, ap);
 	va_end(ap);
 	return ret;
-}
-
-/* C++: the nothrow forms of operator new, and every operator delete */
-
-void *ut_lib_new_nothrow(size_t size, const std::nothrow_t &)
-{
-	if (!allocation_allowed())
-		return nullptr;
-	return remember(::operator new(size, std::nothrow));
-}
-
-void *ut_lib_new_array_nothrow(size_t size, const std::nothrow_t &)
-{
-	if (!allocation_allowed())
-		return nullptr;
-	return remember(::operator new[](size, std::nothrow));
-}
-
-void *ut_lib_new_aligned_nothrow(size_t size, std::align_val_t al, const std::nothrow_t &)
-{
-	if (!allocation_allowed())
-		return nullptr;
-	return remember(::operator new(size, al, std::nothrow));
-}
-
-void *ut_lib_new_array_aligned_nothrow(size_t size, std::align_val_t al, const std::nothrow_t &)
-{
-	if (!allocation_allowed())
-		return nullptr;
-	return remember(::operator new[](size, al, std::nothrow));
-}
-
-void ut_lib_delete(void *p)
-{
-	forget(p);
-	::operator delete(p);
-}
-
-void ut_lib_delete_sized(void *p, size_t size)
-{
-	forget(p);
-	::operator delete(p, size);
-}
-
-void ut_lib_delete_array(void *p)
-{
-	forget(p);
-	::operator delete[](p);
-}
-
-void ut_lib_delete_array_sized(void *p, size_t size)
-{
-	forget(p);
-	::operator delete[](p, size);
-}
-
-void ut_lib_delete_aligned(void *p, std::align_val_t al)
-{
-	forget(p);
-	::operator delete(p, al);
-}
-
-void ut_lib_delete_sized_aligned(void *p, size_t size, std::align_val_t al)
-{
-	forget(p);
-	::operator delete(p, size, al);
-}
-
-void ut_lib_delete_array_aligned(void *p, std::align_val_t al)
-{
-	forget(p);
-	::operator delete[](p, al);
-}
-
-void ut_lib_delete_array_sized_aligned(void *p, size_t size, std::align_val_t al)
-{
-	forget(p);
-	::operator delete[](p, size, al);
 }
 
 } /* extern "C" */

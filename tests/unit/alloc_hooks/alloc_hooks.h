@@ -4,12 +4,13 @@
  *
  * The unit tests link a copy of the library's objects in which every
  * reference to an allocation function (malloc, calloc, realloc,
- * posix_memalign, strdup, operator new (std::nothrow), their frees and
- * deletes, ...: the list is alloc_hooks.syms) was renamed by objcopy to a
- * hook of alloc_hooks.cpp. The hooks pass every call on to the real function
- * (so that ASan, LeakSanitizer and TSan still see every block) and keep
- * count; nothing else in the test binaries is affected: the fake rdma-core,
- * cmocka and libc allocate as usual.
+ * posix_memalign, strdup, their frees, ...: the list is alloc_hooks.syms;
+ * the library makes its C++ objects with malloc and posix_memalign too,
+ * src/runtime.hpp) was renamed by objcopy to a hook of alloc_hooks.cpp.
+ * The hooks pass every call on to the real function (so that ASan,
+ * LeakSanitizer and TSan still see every block) and keep count; nothing
+ * else in the test binaries is affected: the fake rdma-core, cmocka and
+ * libc allocate as usual.
  *
  * Armed, the hooks count the allocations the library attempts, and can make
  * one of them fail (NULL, or -1 for asprintf). Arm them only around the call

@@ -4,8 +4,9 @@
 holds only if every allocation goes through a hook. Checks the library's
 objects as the unit tests link them (alloc_rename.py applied): no reference
 to an allocation function is left that was not renamed to a hook, the
-library uses no allocator the hooks cannot fail (a throwing operator new,
-getline, std::string, ...), and at least one hook is used.
+library uses no allocator the hooks cannot fail (operator new, which
+would also make librpma.so.0 need libstdc++, getline, std::string, ...),
+and at least one hook is used.
 
 usage: check_alloc_hooks.py NM SYMS HOOKED.a
 """
@@ -15,10 +16,14 @@ import sys
 
 # allocating functions and what to do instead
 NOT_HOOKABLE = {
-    '_Znwm': 'a throwing operator new: use new (std::nothrow)',
-    '_Znam': 'a throwing operator new[]: use new (std::nothrow)',
-    '_ZnwmSt11align_val_t': 'a throwing aligned operator new: use new (std::nothrow)',
-    '_ZnamSt11align_val_t': 'a throwing aligned operator new[]: use new (std::nothrow)',
+    '_Znwm': 'operator new: use make() of src/runtime.hpp',
+    '_Znam': 'operator new[]: use make_array() of src/runtime.hpp',
+    '_ZnwmSt11align_val_t': 'operator new: use make() of src/runtime.hpp',
+    '_ZnamSt11align_val_t': 'operator new[]: use make_array() of src/runtime.hpp',
+    '_ZnwmRKSt9nothrow_t': 'operator new: use make() of src/runtime.hpp',
+    '_ZnamRKSt9nothrow_t': 'operator new[]: use make_array() of src/runtime.hpp',
+    '_ZnwmSt11align_val_tRKSt9nothrow_t': 'operator new: use make() of src/runtime.hpp',
+    '_ZnamSt11align_val_tRKSt9nothrow_t': 'operator new[]: use make_array() of src/runtime.hpp',
     'valloc': 'obsolete: use posix_memalign',
     'pvalloc': 'obsolete: use posix_memalign',
     'getline': 'allocates behind the caller',
