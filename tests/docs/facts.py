@@ -9,7 +9,8 @@ problems, one line each, "FILE[:LINE]: what is wrong".
   - the version: doc/facts.json's is meson.build's project version, its
     major and minor numbers those of the librpma release it names; NEWS.md's
     first "## rpma-ng N" heading is it; "rpma-ng N.N.N" in any document is
-    it, "librpma N.N" names that librpma release; the manual pages leave it
+    it, "librpma N.N" names that librpma release or the one the tests
+    compare with (Debian 12's, compared_with); the manual pages leave it
     to the build (.TH and librpma(7)'s COMPATIBILITY say "rpma-ng
     @VERSION@"), the Markdown documents never write @VERSION@;
   - the functions: the count of librpma 1.x's and the list of the extensions
@@ -136,6 +137,7 @@ def check_version(root, facts, docs, raw):
     problems = []
     version = facts['version']['rpma_ng']
     release = facts['version']['librpma_release']
+    compared = facts['version']['compared_with']
     meson = meson_version(root)
     if meson != version:
         problems.append("%s: version %s, but meson.build's project version is %s"
@@ -165,9 +167,11 @@ def check_version(root, facts, docs, raw):
                                     % (name, n, m.group(1), version))
             for m in re.finditer(r'\blibrpma\s+' + VERSION_NUMBER, line):
                 said = m.group(1).split('.')
-                if said != release.split('.')[:len(said)]:
-                    problems.append('%s:%d: librpma %s, the release is librpma %s'
-                                    % (name, n, m.group(1), release))
+                if said not in (release.split('.')[:len(said)],
+                                compared.split('.')[:len(said)]):
+                    problems.append('%s:%d: librpma %s, the release is librpma %s (and the '
+                                    'tests compare with %s)'
+                                    % (name, n, m.group(1), release, compared))
             if not name.startswith('man/') and '@VERSION@' in line:
                 problems.append('%s:%d: @VERSION@ is filled in only in the manual pages'
                                 % (name, n))

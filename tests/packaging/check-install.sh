@@ -14,6 +14,9 @@
 #     alone) built with `pkg-config --cflags --libs librpma`, and the same
 #     two built with CMake's find_package(librpma), all against the staged
 #     copy, run against it;
+#   - a build that asks for librpma 1.3, the last librpma release, which
+#     this library succeeds, finds it: `pkg-config --atleast-version=1.3
+#     librpma` and CMake's find_package(librpma 1.3 REQUIRED);
 #   - every example and rpma-mirror built out of the tree against the
 #     staged copy by examples/build-installed.sh (pkg-config only), the
 #     ones that need no RDMA device to start run with bad usage.
@@ -107,6 +110,10 @@ where=$lib
 [ "$default_library" != static ] || where=static
 export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_PATH=$lib/pkgconfig
 [ "$(pkg-config --modversion librpma)" = "$version" ] || fail "pkg-config --modversion librpma"
+# what a build written for the last librpma release asks for
+succeeds=1.3
+pkg-config --atleast-version=$succeeds librpma ||
+	fail "pkg-config --atleast-version=$succeeds librpma fails: version $(pkg-config --modversion librpma)"
 libs=$(pkg-config --libs librpma)
 [ "$default_library" != static ] || libs=$(pkg-config --static --libs librpma)
 # shellcheck disable=SC2046
@@ -168,8 +175,16 @@ CMAKE
 		cat "$work/cmake.log"
 		fail "cannot build a program with find_package(librpma)"
 	fi
-	# the version file: a later version than ours is not offered
-	sed -i "s/find_package(librpma $version REQUIRED)/find_package(librpma 99 REQUIRED)/" \
+	# the version file: librpma 1.3's users find us, a later version than
+	# ours is not offered
+	sed -i "s/find_package(librpma $version REQUIRED)/find_package(librpma $succeeds REQUIRED)/" \
+		"$work/cmake-src/CMakeLists.txt"
+	cmake -S "$work/cmake-src" -B "$work/cmake-build-$succeeds" \
+		-DCMAKE_PREFIX_PATH="$stage$prefix" >"$work/cmake-$succeeds.log" 2>&1 || {
+		cat "$work/cmake-$succeeds.log"
+		fail "find_package(librpma $succeeds REQUIRED) refused version $version"
+	}
+	sed -i "s/find_package(librpma $succeeds REQUIRED)/find_package(librpma 99 REQUIRED)/" \
 		"$work/cmake-src/CMakeLists.txt"
 	if cmake -S "$work/cmake-src" -B "$work/cmake-build-99" \
 		-DCMAKE_PREFIX_PATH="$stage$prefix" >/dev/null 2>&1; then
