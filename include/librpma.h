@@ -744,9 +744,9 @@ struct rpma_completion {
 int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl);
 
 /*
- * Extension: take up to max_cmpls completions with one poll of the CQ.
- * Returns how many were stored (0 when the CQ is empty), or a negative
- * RPMA_E_* code.
+ * Extension: take up to max_cmpls completions in one call, polling the CQ
+ * for up to 32 entries at a time. Returns how many were stored (0 when
+ * the CQ is empty), or a negative RPMA_E_* code.
  */
 int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, int max_cmpls);
 
@@ -858,7 +858,7 @@ int rpma_conn_cfg_get_gpspm_spin(const struct rpma_conn_cfg *cfg, uint32_t *spin
 int rpma_conn_is_up(struct rpma_conn *conn, bool *is_up);
 
 /*
- * Extension: waits up to timeout_ms (-1: no limit) until a GPSPM flush or
+ * Extension: waits up to timeout_ms (negative: no limit) until a GPSPM flush or
  * atomic write can be posted on conn without RPMA_E_AGAIN, handling the
  * target's answers from the connection's CQ; the completions of other
  * operations found there are kept, in order, for the next rpma_cq_* call.
