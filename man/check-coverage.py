@@ -6,6 +6,11 @@ reason to exist, and the pages hang together.
 
   - each function declared in include/librpma.h and each symbol exported by
     src/librpma.map has man/man3/<name>.3;
+  - each struct the header defines with its members and each typedef (the
+    types of callbacks) has man/man3/<name>.3, or is installed as a link to
+    the page that describes it (LINKS); each enum the header defines is
+    spelled out, with its members, in the SYNOPSIS of a man3 page (which
+    check-synopsis.py compares with the header);
   - each man3 page names an exported function or a type that the header
     defines;
   - each page has the sections a reader expects, its .TH and NAME agree with
@@ -36,7 +41,7 @@ FUNCTION_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'RETURN VALUE', 'ERRORS'
 TYPE_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'SEE ALSO']
 PROGRAM_SECTIONS = ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'EXIT STATUS', 'SEE ALSO']
 # pages installed as links to another page (see man/meson.build)
-LINKS = {'rpma_op': 'rpma_completion'}
+LINKS = {'rpma_op': 'rpma_completion', 'rpma_persist_ctx_fn': 'rpma_persist_fn'}
 
 
 def main():
@@ -75,6 +80,29 @@ def main():
             if name in exported:
                 where = (where + ' and ' if where else '') + 'exported under ' + exported[name]
             errors.append('man3/%s.3: missing (%s)' % (name, where))
+
+    # every type a program fills in, and every callback, has a page
+    for name in sorted(manpages.header_records_and_callbacks(header)):
+        if name not in pages3 and LINKS.get(name) not in pages3:
+            errors.append('man3/%s.3: missing (a type that include/librpma.h defines)' % name)
+    for name, target in sorted(LINKS.items()):
+        if not re.search(r"install_symlink\('%s\.3',\s*pointing_to: '%s\.3'"
+                         % (name, target), manpages.read(meson)):
+            errors.append('man/meson.build: does not install %s.3 as a link to %s.3'
+                          % (name, target))
+        if target not in pages3:
+            errors.append('man3/%s.3: a link to %s.3, which does not exist' % (name, target))
+        elif name not in manpages.roff_to_text(
+                manpages.sections(manpages.read(pages3[target])).get('NAME', [])):
+            errors.append('man3/%s.3: a link to %s.3, whose NAME does not list it'
+                          % (name, target))
+    spelled_out = set()
+    for path in pages3.values():
+        synopsis = manpages.sections(manpages.read(path)).get('SYNOPSIS', [])
+        spelled_out |= {n for kind, n in manpages.type_bodies(manpages.roff_to_text(synopsis))
+                        if kind == 'enum'}
+    for name in sorted(manpages.header_enums(header) - spelled_out):
+        errors.append('enum %s: include/librpma.h defines it, no SYNOPSIS spells it out' % name)
 
     # every page has a reason to exist
     for name in sorted(pages3):

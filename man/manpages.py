@@ -54,6 +54,22 @@ def header_types(header_path):
     return names
 
 
+def header_records_and_callbacks(header_path):
+    """Names of the structs the header defines with members, and of its
+    typedefs (the types of the callbacks a program passes): each is a type
+    a program fills in or writes, and has a page of its own."""
+    code = _header_code(header_path)
+    names = set(re.findall(r'\bstruct\s+(\w+)\s*\{', code))
+    names |= set(re.findall(r'\btypedef\b[^;(]*?\b(\w+)\s*\(', code))
+    names |= set(re.findall(r'\btypedef\b[^;(]*?\b(\w+)\s*;', code))
+    return names
+
+
+def header_enums(header_path):
+    """Names of the enums the header defines."""
+    return set(re.findall(r'\benum\s+(\w+)\s*\{', _header_code(header_path)))
+
+
 def type_bodies(code):
     """{('struct' or 'enum', name): [members]} of the definitions in C code,
     each member (a field or an enumerator) in the form of normalize()."""
