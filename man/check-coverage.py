@@ -14,8 +14,10 @@ reason to exist, and the pages hang together.
   - each man3 page names an exported function or a type that the header
     defines;
   - each page has the sections a reader expects, its .TH and NAME agree with
-    its file name, its .TH leaves the version to the build ("rpma-ng
-    @VERSION@"), and its ERRORS name only codes the header defines;
+    its file name, its .TH names the project's version ("rpma-ng VERSION",
+    meson.build's, so that a page read in the tree says what the installed
+    one says; no "@VERSION@" is left for a build to fill in), and its
+    ERRORS name only codes the header defines;
   - extension pages (symbols of a node other than LIBRPMA_1.0) say so,
     1.x pages do not;
   - references to the library's own pages, NAME(3) or NAME(7), resolve;
@@ -52,6 +54,8 @@ def main():
     header = os.path.join(root, 'include', 'librpma.h')
     symmap = os.path.join(root, 'src', 'librpma.map')
     meson = os.path.join(root, 'man', 'meson.build')
+    version = re.search(r"\bproject\s*\(.*?\bversion\s*:\s*'([^']+)'",
+                        manpages.read(os.path.join(root, 'meson.build')), re.S).group(1)
 
     errors = []
 
@@ -119,7 +123,7 @@ def main():
         rel = 'man%s/%s.%s' % (section, name, section)
         text = manpages.read(path)
         errors += check_page(rel, name, section, text, name in functions, exported.get(name),
-                             codes, known)
+                             codes, known, version)
 
     # meson.build installs exactly what exists
     listed = set(manpages.meson_pages(meson))
@@ -138,16 +142,21 @@ def main():
     return 1 if errors else 0
 
 
-def check_page(rel, name, section, text, is_function, node, codes, known):
+def check_page(rel, name, section, text, is_function, node, codes, known, version):
     errors = []
     lines = text.splitlines()
     th = [line for line in lines if line.startswith('.TH ')]
     if not th:
         return ['%s: no .TH line' % rel]
     th_args = th[0].split()
-    # the version is the project's, filled in when the pages are installed
-    if '"rpma-ng @VERSION@"' not in th[0]:
-        errors.append('%s: .TH does not name the source as "rpma-ng @VERSION@"' % rel)
+    # the version is the project's, written in the page itself
+    if '"rpma-ng %s"' % version not in th[0]:
+        errors.append('%s: .TH does not name the source as "rpma-ng %s", the version of '
+                      'meson.build' % (rel, version))
+    for number, line in enumerate(lines, 1):
+        if '@VERSION@' in line:
+            errors.append('%s:%d: @VERSION@, which nothing fills in: the pages are installed '
+                          'as they are' % (rel, number))
     if len(th_args) < 3 or th_args[1] != name or th_args[2] != section:
         errors.append('%s: .TH names "%s(%s)", expected "%s(%s)"'
                       % (rel, th_args[1] if len(th_args) > 1 else '',

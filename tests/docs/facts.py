@@ -10,9 +10,10 @@ problems, one line each, "FILE[:LINE]: what is wrong".
     major and minor numbers those of the librpma release it names; NEWS.md's
     first "## rpma-ng N" heading is it; "rpma-ng N.N.N" in any document is
     it, "librpma N.N" names that librpma release or the one the tests
-    compare with (Debian 12's, compared_with); the manual pages leave it
-    to the build (.TH and librpma(7)'s COMPATIBILITY say "rpma-ng
-    @VERSION@"), the Markdown documents never write @VERSION@;
+    compare with (Debian 12's, compared_with); the manual pages write it
+    too (.TH and librpma(7)'s COMPATIBILITY say "rpma-ng N.N.N", as a page
+    read in the tree shows it), and no document writes @VERSION@, which
+    nothing fills in;
   - the functions: the count of librpma 1.x's and the list of the extensions
     are those of the nodes of src/librpma.map; "N functions" in a document
     is the count ("N new functions" the number of extensions); the lists of
@@ -172,22 +173,22 @@ def check_version(root, facts, docs, raw):
                     problems.append('%s:%d: librpma %s, the release is librpma %s (and the '
                                     'tests compare with %s)'
                                     % (name, n, m.group(1), release, compared))
-            if not name.startswith('man/') and '@VERSION@' in line:
-                problems.append('%s:%d: @VERSION@ is filled in only in the manual pages'
-                                % (name, n))
+            if '@VERSION@' in line:
+                problems.append('%s:%d: @VERSION@, which nothing fills in: write %s'
+                                % (name, n, version))
 
     for name in sorted(raw):
         if not name.startswith('man/'):
             continue
         th = next((line for line in raw[name].splitlines() if line.startswith('.TH ')), '')
-        if '"rpma-ng @VERSION@"' not in th:
-            problems.append('%s: .TH does not leave the version to the build '
-                            '("rpma-ng @VERSION@")' % name)
+        if '"rpma-ng %s"' % version not in th:
+            problems.append('%s: .TH does not name the version ("rpma-ng %s")'
+                            % (name, version))
     librpma7 = docs.get('man/man7/librpma.7')
-    if librpma7 and not re.search(words('This manual describes rpma-ng @VERSION@.'),
+    if librpma7 and not re.search(words('This manual describes rpma-ng %s.' % version),
                                   librpma7.text()):
         problems.append('man/man7/librpma.7: COMPATIBILITY does not say '
-                        '"This manual describes rpma-ng @VERSION@."')
+                        '"This manual describes rpma-ng %s."' % version)
     return problems
 
 
