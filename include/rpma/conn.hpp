@@ -2,7 +2,7 @@
 /*
  * rpma/conn.hpp -- connections and what makes them: rpma::conn_cfg, the
  * elements of a batch (rpma::batch) and rpma::batch_result, rpma::conn,
- * rpma::conn_req and rpma::ep
+ * rpma::write_template, rpma::conn_req and rpma::ep
  */
 
 #ifndef RPMA_HPP_CONN
@@ -293,13 +293,34 @@ struct conn_wait_result {
 	bool is_rcq;
 };
 
+namespace detail
+{
 /*
- * A connection. The owner deletes it but does not disconnect it: call
- * disconnect() and wait for RPMA_CONN_CLOSED first for an orderly close.
- * Its peer must outlive it, and a local region must outlive every
- * operation in flight on it; a remote region is read by the call only.
+ * How the owner of a connection deletes it: a connection still up is
+ * disconnected first, without waiting for RPMA_CONN_CLOSED, so that an
+ * owner that goes out of scope early (a failed step, an early return)
+ * tells the peer the connection is closed, rather than leaving it to find
+ * out when its next operation times out. A connection already down is
+ * only deleted: a second disconnect would fail and be logged.
  */
-class conn : public detail::unique_handle<rpma_conn, &rpma_conn_delete>
+inline int conn_disconnect_delete(rpma_conn **conn_ptr) noexcept
+{
+	bool up = false;
+	if (conn_ptr != nullptr && *conn_ptr != nullptr && rpma_conn_is_up(*conn_ptr, &up) == 0 &&
+	    up)
+		(void)rpma_conn_disconnect(*conn_ptr);
+	return rpma_conn_delete(conn_ptr);
+}
+} /* namespace detail */
+
+/*
+ * A connection. The owner disconnects it if it is still up, then deletes
+ * it; for a close the peer sees as orderly, with the events of this side
+ * read, call disconnect() and wait for RPMA_CONN_CLOSED first. Its peer
+ * must outlive it, and a local region must outlive every operation in
+ * flight on it; a remote region is read by the call only.
+ */
+class conn : public detail::unique_handle<rpma_conn, &detail::conn_disconnect_delete>
 {
 public:
 	using unique_handle::unique_handle;
@@ -320,13 +341,15 @@ public:
 	result<bool> is_up() noexcept { return detail::fetch(&rpma_conn_is_up, ptr_); }
 
 	/*
-	 * Extension: waits up to timeout_ms (-1: no limit) until a GPSPM flush
-	 * can be posted without errc::again; the other completions it finds
-	 * on the CQ stay for the next take. errc::no_completion on time-out.
+	 * Extension: waits until a GPSPM flush can be posted without
+	 * errc::again; the other completions it finds on the CQ stay for the
+	 * next take. errc::no_completion once timeout has passed (a negative
+	 * one is 0); the default, no_timeout, waits without limit.
 	 */
-	result<void> wait_flush_room(int timeout_ms) noexcept
+	result<void> wait_flush_room(std::chrono::milliseconds timeout = no_timeout) noexcept
 	{
-		return result<void>::from_code(rpma_conn_wait_flush_room(ptr_, timeout_ms));
+		return result<void>::from_code(
+		    rpma_conn_wait_flush_room(ptr_, detail::wait_ms(timeout)));
 	}
 
 	/* the peer's private data (untrusted), valid while the connection lives */
@@ -492,7 +515,7 @@ public:
 	}
 };
 
-/* ---------------------------------------------------------------- conn_req */
+/* ---------------------------------------------------------- write_template */
 
 /*
  * Extension: writes from one local region to one remote region and the
@@ -534,6 +557,8 @@ public:
 			    op_context);
 	}
 };
+
+/* ---------------------------------------------------------------- conn_req */
 
 /*
  * A connection request: outgoing (create) or incoming (ep::next_conn_req).

@@ -19,6 +19,19 @@
 namespace rpma
 {
 
+namespace detail
+{
+/*
+ * The timeout of a wait as the int the C calls take: no_timeout is -1,
+ * without limit; any other negative time is 0, an answer at once (the C
+ * calls would take it as no limit, which a negative duration does not say).
+ */
+constexpr int wait_ms(std::chrono::milliseconds timeout) noexcept
+{
+	return timeout == no_timeout ? -1 : timeout.count() < 0 ? 0 : clamp_ms(timeout);
+}
+} /* namespace detail */
+
 /* ---------------------------------------------------------------------- cq */
 
 /*
@@ -70,10 +83,8 @@ public:
 	result<void> wait_completion(rpma_completion &cmpl,
 				     std::chrono::milliseconds timeout = no_timeout) const noexcept
 	{
-		int ms = timeout == no_timeout ? -1
-			 : timeout.count() < 0 ? 0
-					       : detail::clamp_ms(timeout);
-		return result<void>::from_code(rpma_cq_wait_completion(ptr_, &cmpl, ms));
+		return result<void>::from_code(
+		    rpma_cq_wait_completion(ptr_, &cmpl, detail::wait_ms(timeout)));
 	}
 	result<rpma_completion>
 	wait_completion(std::chrono::milliseconds timeout = no_timeout) const noexcept

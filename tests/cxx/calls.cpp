@@ -394,8 +394,9 @@ void is_up_follows_the_events()
 	rpma::conn no_conn;
 	CHECK(no_conn.is_up().error() == rpma::errc::inval);
 	/* no GPSPM on the connection: nothing to wait for; none: refused */
-	CHECK(fx.conn.wait_flush_room(0));
-	CHECK(no_conn.wait_flush_room(0).error() == rpma::errc::inval);
+	CHECK(fx.conn.wait_flush_room(std::chrono::milliseconds(0)));
+	CHECK(fx.conn.wait_flush_room());
+	CHECK(no_conn.wait_flush_room(std::chrono::seconds(1)).error() == rpma::errc::inval);
 }
 
 void descriptors_round_trip()

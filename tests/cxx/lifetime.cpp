@@ -253,6 +253,44 @@ void connect_turns_the_request_into_a_connection()
 	CHECK(deletes(tracker::K_CONN) == 1);
 }
 
+/*
+ * An owner that goes with its connection still up disconnects it first,
+ * so that the peer hears of it; one whose connection is already closed
+ * only deletes it.
+ */
+void dropped_connection_is_disconnected()
+{
+	auto peer = new_peer();
+	CHECK(peer);
+	{
+		auto req = rpma::conn_req::create(*peer, ADDR, PORT);
+		CHECK(req);
+		auto conn = req->connect();
+		CHECK(conn);
+		CHECK(fake_verbs_calls(FAKE_DISCONNECT) == 0);
+	}
+	CHECK(deletes(tracker::K_CONN) == 1);
+	CHECK(fake_verbs_calls(FAKE_DISCONNECT) == 1);
+
+	{
+		auto req = rpma::conn_req::create(*peer, ADDR, PORT);
+		CHECK(req);
+		rdma_cm_id *id = fake_verbs_last_id();
+		auto conn = req->connect();
+		CHECK(conn && id != nullptr);
+		CHECK(conn->disconnect());
+		fake_verbs_push_cm_event(id->channel, RDMA_CM_EVENT_DISCONNECTED, id, nullptr, 0);
+		auto ev = conn->next_event();
+		CHECK(ev && *ev == RPMA_CONN_CLOSED);
+		CHECK(fake_verbs_calls(FAKE_DISCONNECT) == 2);
+		/* reset() deletes the same way, and says how that went */
+		CHECK(conn->reset());
+		CHECK(!*conn);
+	}
+	CHECK(deletes(tracker::K_CONN) == 2);
+	CHECK(fake_verbs_calls(FAKE_DISCONNECT) == 2);
+}
+
 /* refused by the wrapper before the library: nothing consumed */
 void oversized_private_data_consumes_nothing()
 {
@@ -572,6 +610,7 @@ int main()
 		TEST_CASE(failed_delete_gives_up_the_object),
 		TEST_CASE(failed_connect_consumes_the_request),
 		TEST_CASE(connect_turns_the_request_into_a_connection),
+		TEST_CASE(dropped_connection_is_disconnected),
 		TEST_CASE(oversized_private_data_consumes_nothing),
 		TEST_CASE(dropped_incoming_request_is_rejected),
 		TEST_CASE(accept_sends_private_data),
