@@ -11,7 +11,9 @@
 # does not compile: so the test needs librpma-dev, and checks from the
 # compiler's dependency list that librpma.h came from the tree. The
 # programs must then start on the tree's library (no arguments: their usage
-# and status 2).
+# and status 2). On a host without an RDMA device, the example given the
+# loopback address must fail in its first call and say with which error
+# number rdma-core failed, as README.md's report() does.
 #
 # usage: check-uninstalled.sh BUILD_DIR SOURCE_DIR VERSION
 set -euo pipefail
@@ -59,6 +61,13 @@ runs() {
 	meson devenv -C "$build" "$work/$1" >"$work/$1.out" 2>&1 || rc=$?
 	[ $rc = 2 ] && grep -q '^usage: ' "$work/$1.out" ||
 		fail "$1 without arguments: status $rc, not its usage: $(head -n 3 "$work/$1.out")"
+	[ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ] || return 0
+	rc=0
+	meson devenv -C "$build" "$work/$1" 127.0.0.1 7204 >"$work/$1.out" 2>&1 || rc=$?
+	[ $rc = 1 ] && grep -qE '^rpma_utils_get_ibv_context\(.*\): .+: [A-Z][a-z]' "$work/$1.out" ||
+		fail "$1 127.0.0.1 7204 on a host without an RDMA device: status $rc," \
+			"not the failure of rpma_utils_get_ibv_context with its error number:" \
+			"$(head -n 3 "$work/$1.out")"
 }
 
 # shellcheck disable=SC2016
