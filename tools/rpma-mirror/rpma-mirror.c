@@ -33,9 +33,10 @@ static void usage(FILE *to)
 		"usage: %s [options] -k KEYFILE SOURCE ADDR:PORT\n"
 		"       %s --serve [options] -k KEYFILE ADDR:PORT TARGET\n"
 		"Copies SOURCE into the first bytes of TARGET on another host over RDMA,\n"
-		"persistent there, and checks the copy. ADDR: IPv4, [IPv6] or a host name.\n"
+		"persistent there, and checks the copy. ADDR: IPv4, [IPv6] or a host name;\n"
+		"PORT: 1 to 65535.\n"
 		"both sides:\n"
-		"  -k, --key FILE        the pre-shared key (16 to 1024 bytes, mode 600)\n"
+		"  -k, --key KEYFILE     the pre-shared key (16 to 1024 bytes, mode 600)\n"
 		"  -q, --quiet           nothing on standard output\n"
 		"  -v, --verbose         progress lines when not on a terminal; the handshakes\n"
 		"  -h, --help            this, and exit\n"
@@ -93,8 +94,30 @@ static int parse_size(const char *arg, uint64_t *out)
 }
 
 /*
+ * A port as a decimal number, 1 to 65535: rdma_getaddrinfo() takes a
+ * service name or any number, and the connection then fails with "No such
+ * device" for a port beyond 65535, which says nothing about the mistake.
+ */
+static bool is_port(const char *s)
+{
+	unsigned long v = 0;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v > 65535)
+			return false;
+	}
+	return v != 0;
+}
+
+/*
  * ADDR:PORT, [IPV6]:PORT or HOST:PORT, split in place; -1 when it is none
  * of them. A bare IPv6 address is refused: where its port starts is a guess.
+ * The port is checked apart (is_port), for a message of its own.
  */
 static int split_endpoint(char *arg, const char **addr, const char **port)
 {
@@ -262,11 +285,38 @@ int main(int argc, char *argv[])
 		return EXIT_TROUBLE;
 	}
 	if (argc - optind != 2) {
+		const char *wanted = serve_mode ? "ADDR:PORT and TARGET" : "SOURCE and ADDR:PORT";
+
+		if (argc - optind == 0)
+			complain("%s are missing", wanted);
+		else if (argc - optind == 1)
+			complain("%s takes %s, and only %s was given",
+				 serve_mode ? "--serve" : "a client", wanted, argv[optind]);
+		else
+			complain("%s takes %s, not %d operands (the first one too many: %s)",
+				 serve_mode ? "--serve" : "a client", wanted, argc - optind,
+				 argv[optind + 2]);
 		usage(stderr);
 		return EXIT_TROUBLE;
 	}
+	char *endpoint = argv[optind + (serve_mode ? 0 : 1)];
+	char shown[256];
+	const char *addr, *port;
+
+	snprintf(shown, sizeof(shown), "%s", endpoint);
+	if (split_endpoint(endpoint, &addr, &port)) {
+		complain("%s is not ADDR:PORT (an IPv6 address goes in brackets: "
+			 "[2001:db8::1]:7700)",
+			 shown);
+		return EXIT_TROUBLE;
+	}
+	if (!is_port(port)) {
+		complain("%s: the port must be a number from 1 to 65535, not %s", shown, port);
+		return EXIT_TROUBLE;
+	}
 	if (!key_file) {
-		complain("a key is needed on both sides: -k FILE (see SECURITY in rpma-mirror(1))");
+		complain(
+		    "a key is needed on both sides: -k KEYFILE (see SECURITY in rpma-mirror(1))");
 		return EXIT_TROUBLE;
 	}
 	char why[256];
@@ -284,19 +334,8 @@ int main(int argc, char *argv[])
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	char *endpoint = argv[optind + (serve_mode ? 0 : 1)];
-	char shown[256];
-	const char *addr, *port;
 	int status;
 
-	snprintf(shown, sizeof(shown), "%s", endpoint);
-	if (split_endpoint(endpoint, &addr, &port)) {
-		complain("%s is not ADDR:PORT (an IPv6 address goes in brackets: "
-			 "[2001:db8::1]:7700)",
-			 shown);
-		psk_wipe(&key);
-		return EXIT_TROUBLE;
-	}
 	if (serve_mode) {
 		so.addr = addr;
 		so.port = port;

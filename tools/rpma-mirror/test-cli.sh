@@ -1,16 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# usage: test-cli.sh RPMA_MIRROR VERSION
+# usage: test-cli.sh RPMA_MIRROR VERSION MAN_PAGE
 #
 # rpma-mirror's command line, on the host (no RDMA needed: every case ends
 # before a device is opened, or where the lack of one is the expected
 # trouble): help and version on standard output with status 0, strict
 # sizes, the options of one mode refused in the other, the key file's
-# rules, endpoints, and status 2 with a message for every mistake.
+# rules, endpoints and ports, operands missing or too many, and status 2
+# with a message that says what is wrong for every mistake; and the usage
+# that --help prints names the forms and the options as rpma-mirror(1)'s
+# SYNOPSIS and OPTIONS do.
 set -u
 mirror=$1
 version=$2
+page=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0 cases=0
@@ -49,10 +53,69 @@ for v in -V --version; do
 	expect 0 out "rpma-mirror (rpma-ng) $version" -- $v
 done
 
+# the usage and the manual page say the same
+cases=$((cases + 1))
+"$mirror" --help >"$work/help"
+python3 - "$work/help" "$page" >"$work/compare" 2>&1 <<'PY' || fail "--help and $page differ: $(cat "$work/compare")"
+import re, sys
+
+help_text = open(sys.argv[1]).read().splitlines()
+page = open(sys.argv[2]).read()
+
+
+def plain(roff):
+    """roff text as printed: fonts and escapes out, macro arguments joined"""
+    m = re.match(r'^\.(B|BI|BR|I|IR|RB)\s+(.*)$', roff)
+    if m:
+        args = re.findall(r'"([^"]*)"|(\S+)', m.group(2))
+        roff = ('' if m.group(1) != 'B' else ' ').join(a or b for a, b in args)
+    roff = re.sub(r'\\f[BIRP]', '', roff).replace('\\-', '-').replace('\\&', '')
+    return ' '.join(roff.split())
+
+
+synopsis = page.split('.SH SYNOPSIS', 1)[1].split('\n.SH ', 1)[0]
+synopsis = synopsis.replace('\\\n', ' ')
+forms = [plain(line) for line in synopsis.splitlines()
+         if line.strip() and not line.startswith('.')]
+usage = [re.sub(r'^(usage:)?\s+', '', line) for line in help_text[:2]]
+problems = []
+if forms != usage:
+    problems.append('the forms: --help says %s, SYNOPSIS says %s' % (usage, forms))
+
+options_section = page.split('.SH OPTIONS', 1)[1].split('\n.SH ', 1)[0].splitlines()
+in_page = {plain(options_section[i + 1]) for i, line in enumerate(options_section)
+           if line == '.TP' and plain(options_section[i + 1]).startswith('-')}
+in_help = {m.group(1) for line in help_text
+           for m in [re.match(r'^\s+(-\S.*?)(?:\s{2,}|$)', line)] if m}
+for o in sorted(in_help - in_page):
+    problems.append('--help has "%s", OPTIONS does not' % o)
+for o in sorted(in_page - in_help):
+    problems.append('OPTIONS has "%s", --help does not' % o)
+print('; '.join(problems))
+sys.exit(1 if problems else 0)
+PY
+
 # mistakes: status 2 and a message
 expect 2 err "-x is not an option" -- -x
 expect 2 err "--chunk needs a value" -- "${k[@]}" --chunk
+# the operands: each mistake says what is wrong, then the usage
+expect 2 err "SOURCE and ADDR:PORT are missing" --
+expect 2 err "usage:" --
+expect 2 err "ADDR:PORT and TARGET are missing" -- --serve "${k[@]}"
+expect 2 err "a client takes SOURCE and ADDR:PORT, and only $work/src was given" -- \
+	"${k[@]}" "$work/src"
 expect 2 err "usage:" -- "${k[@]}" "$work/src"
+expect 2 err "--serve takes ADDR:PORT and TARGET, and only 192.0.2.1:7700 was given" -- \
+	--serve "${k[@]}" 192.0.2.1:7700
+expect 2 err "a client takes SOURCE and ADDR:PORT, not 3 operands (the first one too many: extra)" -- \
+	"${k[@]}" "$work/src" 192.0.2.1:7700 extra
+# ports: a number from 1 to 65535, checked before anything is opened
+for bad in 99999 0 65536 http 77x -1 +7700; do
+	expect 2 err "192.0.2.1:$bad: the port must be a number from 1 to 65535, not $bad" -- \
+		"${k[@]}" "$work/src" "192.0.2.1:$bad"
+done
+expect 2 err "[2001:db8::1]:99999: the port must be a number from 1 to 65535" -- \
+	--serve "${k[@]}" '[2001:db8::1]:99999' "$work/src"
 expect 2 err "a key is needed on both sides" -- "$work/src" 192.0.2.1:7700
 expect 2 err "--chunk is the client's option, not the server's" -- \
 	--serve "${k[@]}" --chunk 4K 192.0.2.1:7700 "$work/src"
