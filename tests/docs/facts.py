@@ -13,7 +13,7 @@ problems, one line each, "FILE[:LINE]: what is wrong".
     compare with (Debian 12's, compared_with); the manual pages write it
     too (.TH and librpma(7)'s COMPATIBILITY say "rpma-ng N.N.N", as a page
     read in the tree shows it), and no document writes @VERSION@, which
-    nothing fills in;
+    nothing fills in; debian/changelog's first entry is it too;
   - the functions: the count of librpma 1.x's and the list of the extensions
     are those of the nodes of src/librpma.map; "N functions" in a document
     is the count ("N new functions" the number of extensions); the lists of
@@ -146,6 +146,14 @@ def check_version(root, facts, docs, raw):
     if version.split('.')[:2] != release.split('.')[:2]:
         problems.append('%s: version %s does not name librpma %s (its major and minor '
                         'numbers)' % (FACTS, version, release))
+
+    changelog = os.path.join(root, 'debian', 'changelog')
+    if os.path.exists(changelog):
+        with open(changelog, encoding='utf-8') as f:
+            m = re.match(r'rpma-ng \(([^)]+)\)', f.readline())
+        if not m or m.group(1) != version:
+            problems.append('debian/changelog: the first entry is %s, the version is %s'
+                            % (m.group(1) if m else 'not "rpma-ng (VERSION)"', version))
 
     news = docs.get('NEWS.md')
     first = None
