@@ -21,6 +21,10 @@ reason to exist, and the pages hang together.
   - extension pages (symbols of a node other than LIBRPMA_1.0) say so,
     1.x pages do not;
   - references to the library's own pages, NAME(3) or NAME(7), resolve;
+  - rpma.hpp(7) names every class and struct that include/rpma/*.hpp gives
+    a program (those of namespace rpma, not rpma::detail) as rpma::NAME,
+    and no function there takes a time as an int, since the page says
+    that times are std::chrono::milliseconds;
   - each man1 page (the installed programs) has the sections a user reads;
   - man/meson.build installs exactly the pages that exist.
 
@@ -108,6 +112,8 @@ def main():
     for name in sorted(manpages.header_enums(header) - spelled_out):
         errors.append('enum %s: include/librpma.h defines it, no SYNOPSIS spells it out' % name)
 
+    errors += check_cxx_page(root, pages7.get('rpma.hpp'))
+
     # every page has a reason to exist
     for name in sorted(pages3):
         if name not in functions and name not in exported and name not in types:
@@ -140,6 +146,31 @@ def main():
           % (len(pages1), len(pages3), len(pages7), len(functions), len(exported),
              'FAILED (%d problems)' % len(errors) if errors else 'ok'))
     return 1 if errors else 0
+
+
+def check_cxx_page(root, page):
+    """rpma.hpp(7) against the headers of include/rpma/."""
+    if page is None:
+        return ['man7/rpma.hpp.7: missing']
+    text = manpages.roff_to_text(manpages.read(page).splitlines())
+    errors = []
+    for header in sorted(glob.glob(os.path.join(root, 'include', 'rpma', '*.hpp'))):
+        rel = os.path.relpath(header, root)
+        namespaces = []
+        for number, line in enumerate(manpages.read(header).splitlines(), 1):
+            m = re.match(r'^namespace (\w+)', line)
+            if m:
+                namespaces.append(m.group(1))
+            elif re.match(r'^} /\* namespace', line) and namespaces:
+                namespaces.pop()
+            m = re.match(r'^(?:class|struct)\s+(?:\[\[\w+\]\]\s+)?(\w+)\b(?!\s*;)', line)
+            if m and namespaces == ['rpma'] and 'rpma::' + m.group(1) not in text:
+                errors.append('man7/rpma.hpp.7: does not name rpma::%s (%s:%d)'
+                              % (m.group(1), rel, number))
+            for p in re.findall(r'[(,]\s*int\s+(\w*(?:timeout|_ms)\w*)\s*[,)=]', line):
+                errors.append('%s:%d: takes the time %s as an int; rpma.hpp(7) says times are '
+                              'std::chrono::milliseconds' % (rel, number, p))
+    return errors
 
 
 def check_page(rel, name, section, text, is_function, node, codes, known, version):
