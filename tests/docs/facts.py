@@ -19,6 +19,9 @@ problems, one line each, "FILE[:LINE]: what is wrong".
     is the count ("N new functions" the number of extensions); the lists of
     NEWS.md (### New functions) and librpma(7) (EXTENSIONS) name exactly
     the extensions; a symbol version named anywhere is one of the two nodes;
+  - the constants: each number of the code that documents state is the
+    number in its source file, and each place listed that states it still
+    says it, with that number;
   - the platforms: the tables of doc/persistence.md and librpma(7) say row
     by row what doc/facts.json says; every other mention of eADR or DDIO
     lies in a statement that doc/facts.json lists, and names the platforms
@@ -433,6 +436,41 @@ def check_platforms(facts, docs):
     return problems
 
 
+def flat_text(root, name, docs):
+    """A file's text for the constants: a document as its checks read it,
+    any other file (a header, a source) with its comment leaders taken out;
+    every run of white space one space."""
+    if name in docs:
+        text = docs[name].text()
+    else:
+        with open(os.path.join(root, name), encoding='utf-8') as f:
+            text = f.read()
+        text = re.sub(r'/\*|\*/|^\s*\*|//', ' ', text, flags=re.M)
+    return ' '.join(text.split())
+
+
+def check_constants(root, facts, docs):
+    problems = []
+    for c in facts['constants']['list']:
+        value = str(c['value'])
+        source, pattern = c['code']
+        found = re.findall(pattern, flat_text(root, source, {}))
+        if found != [value]:
+            problems.append('%s: %s: %s says %s, %s says %s'
+                            % (FACTS, c['name'], source, ', '.join(found) or 'nothing',
+                               FACTS, value))
+        for name, pattern in c['stated']:
+            found = re.findall(pattern, flat_text(root, name, docs))
+            if not found:
+                problems.append('%s: no longer states %s ("%s", %s)'
+                                % (name, c['name'], pattern, FACTS))
+            for number in found:
+                if number != value:
+                    problems.append('%s: says %s where the code has %s: %s ("%s")'
+                                    % (name, number, value, c['name'], pattern))
+    return problems
+
+
 def check(root, numbered, raw):
     """numbered: {document: [(line number, plain text, in code)]};
     raw: {document: its text as stored}. The problems found."""
@@ -444,6 +482,7 @@ def check(root, numbered, raw):
     problems = []
     for part in (lambda: check_version(root, facts, docs, raw),
                  lambda: check_functions(root, facts, docs),
+                 lambda: check_constants(root, facts, docs),
                  lambda: check_platforms(facts, docs)):
         try:
             problems += part()
