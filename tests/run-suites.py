@@ -183,10 +183,12 @@ def plan(args, budgets):
                             row['cores'], row['seconds'], needs + ['build'], suite=suite,
                             testlog=os.path.join(build, 'meson-logs', suite + '.json')))
         else:
-            # each test its share of the suite's budget, for the order
+            # each test its share of the suite's budget, for the order; a
+            # guest gets as many vCPUs as the cores its run may keep busy
             for n in names:
                 jobs.append(Job(n, meson_test_cmd(build, n, row['cores'], [n]), row['cores'],
                                 row['seconds'] / len(names), needs + ['build'], suite=suite,
+                                env={'RPMA_VM_CPUS': str(max(1, int(row['cores'])))},
                                 testlog=os.path.join(build, 'meson-logs', n + '.json')))
     # a test of a suite that tests/budgets does not name would never run
     named = {r['suite'] for r in budgets}
