@@ -73,6 +73,8 @@ OWN_BUILDS = {
 # VMs' set-ups take minutes (downloads, kernel modules built), cached a
 # second.
 SETUP_SECONDS = {'build': 90, 'vm': 240, 'vm-trixie': 240}
+# the cores a VM's set-up is counted to keep busy
+SETUP_CORES = 0.25
 
 
 def read_budgets(path):
@@ -133,16 +135,19 @@ def plan(args, budgets):
     logdir = os.path.join(build, 'meson-logs', 'run')
     tests = meson_tests(build)
     jobs = []
-    jobs.append(Job('build', ['ninja', '-C', build, f'-j{args.cores}'], 1.5,
-                    SETUP_SECONDS['build']))
+    # The build keeps the cores busy but for what the VMs' set-ups take: on
+    # a fresh machine those mostly wait for downloads and debootstrap, and
+    # build two kernel modules each; all three start at once.
+    jobs.append(Job('build', ['ninja', '-C', build, f'-j{args.cores}'],
+                    max(1.0, args.cores - 2 * SETUP_CORES), SETUP_SECONDS['build']))
     setups = {'build'}
     if not args.no_vm:
-        jobs.append(Job('vm-setup', [os.path.join(TESTS, 'vm', 'setup.sh'), build], 0.5,
+        jobs.append(Job('vm-setup', [os.path.join(TESTS, 'vm', 'setup.sh'), build], SETUP_CORES,
                         SETUP_SECONDS['vm']))
         setups.add('vm')
         if not args.no_trixie:
             jobs.append(Job('vm-setup-trixie', [os.path.join(TESTS, 'vm', 'setup.sh'), build,
-                                                '--flavor', 'trixie'], 0.5,
+                                                '--flavor', 'trixie'], SETUP_CORES,
                             SETUP_SECONDS['vm-trixie']))
             setups.add('vm-trixie')
     setup_job = {'build': 'build', 'vm': 'vm-setup', 'vm-trixie': 'vm-setup-trixie'}
