@@ -111,6 +111,7 @@ class Job:
         self.start = self.end = None
         self.status = None  # 'passed', 'failed', 'not run'
         self.why = ''
+        self.cpu = 0.0  # user and system seconds of the job and its descendants
         self.priority = 0.0
 
 
@@ -269,9 +270,14 @@ def run(jobs, cores, logdir, t0):
             used += j.cores
         time.sleep(0.2)
         for j in list(running):
-            rc = j.proc.poll()
-            if rc is None:
+            # wait4, not poll: the processor time of the job and of every
+            # descendant it waited for (compilers, QEMU), which the summary
+            # prints beside the wall-clock time
+            pid, status, usage = os.wait4(j.proc.pid, os.WNOHANG)
+            if pid == 0:
                 continue
+            rc = j.proc.returncode = os.waitstatus_to_exitcode(status)
+            j.cpu = usage.ru_utime + usage.ru_stime
             j.end = time.monotonic()
             running.remove(j)
             j.status = 'passed' if rc == 0 else 'failed'
@@ -320,6 +326,7 @@ def main():
         'absent': absent,
         'jobs': [{'name': j.name, 'suite': j.suite, 'label': j.label, 'status': j.status,
                   'why': j.why, 'seconds': round((j.end or 0) - (j.start or 0), 1),
+                  'cores': j.cores, 'cpu': round(j.cpu, 1),
                   'started': round((j.start or t0) - t0, 1), 'log': j.log,
                   'testlog': j.testlog} for j in jobs],
     }

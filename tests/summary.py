@@ -23,9 +23,11 @@ lists them (BUILDDIR/meson-logs/run/jobs.json): a job that left no test log
 is a failed case with the end of its output, and a suite that skipped
 every case failed. Before the closing line, with --times FILE (lines
 'PHASE SECONDS' written by test.sh), one line of time per phase, the
-set-ups' times, and each suite's time (its runs added up; they ran side by
-side, so these add up to more than the phase) against its budget in
-tests/budgets, with a line naming the suites over it.
+set-ups' times, and each suite's wall-clock and processor time (its runs
+added up) and its share of the machine (each run's time times the cores
+it keeps busy, over the machine's cores; the shares add up to about the
+suites' phase) against its budget in tests/budgets, with a line naming the
+suites over it.
 
 usage: summary.py [--times FILE] [--jobs MANIFEST] [BUILDDIR[:LABEL]...]
        (LABEL: the build reruns tests, e.g. asan)
@@ -75,25 +77,35 @@ def print_times(times_file, manifest):
                     print('    %-12s %5.0f s' % (j['name'], j['seconds']))
     if not manifest:
         return
-    spent = OrderedDict((s, 0.0) for s in manifest['budgets'])
+    # A suite's share of the machine: each run's wall-clock time times the
+    # cores it keeps busy (tests/budgets), over the machine's cores. Side by
+    # side on a full machine, the shares add up to the suites' phase.
+    cores = manifest['cores']
+    spent = OrderedDict((s, [0.0, 0.0, 0.0]) for s in manifest['budgets'])
     ran = set()
     for j in manifest['jobs']:
         if j['suite']:
-            spent[j['suite']] += j['seconds']
+            took = spent[j['suite']]
+            took[0] += j['seconds']
+            took[1] += j.get('cpu', 0.0)
+            took[2] += j['seconds'] * min(j.get('cores', 1), cores) / cores
             ran.add(j['suite'])
-    print('suites, side by side on %d cores:   time  budget (tests/budgets)'
-          % manifest['cores'])
+    print('suites, side by side on %d cores:  wall    cpu  share  budget (tests/budgets)'
+          % cores)
     over = []
     for suite, budget in manifest['budgets'].items():
         if suite not in ran:
             continue
+        wall, cpu, share = spent[suite]
         mark = ''
-        if spent[suite] > budget:
+        if share > budget:
             mark = '  over'
-            over.append('%s (%.0f s of %d s)' % (suite, spent[suite], budget))
-        print('  %-20s %6.0f s %5d s%s' % (suite, spent[suite], budget, mark))
-    print('  %-20s %6.0f s %5d s' % ('all', sum(spent.values()),
-                                      sum(manifest['budgets'].values())))
+            over.append('%s (%.0f s of %d s)' % (suite, share, budget))
+        print('  %-20s %6.0f s %5.0f s %4.0f s %5d s%s' % (suite, wall, cpu, share, budget, mark))
+    print('  %-20s %6.0f s %5.0f s %4.0f s %5d s' % ('all', sum(t[0] for t in spent.values()),
+                                                    sum(t[1] for t in spent.values()),
+                                                    sum(t[2] for t in spent.values()),
+                                                    sum(manifest['budgets'].values())))
     if over:
         print('over budget: ' + ', '.join(over))
 
