@@ -26,9 +26,11 @@ build_packages=(meson ninja-build g++ pkg-config python3 dpkg-dev
 # clang-format: the style check; cmake: building against the installed
 # CMake package; clang and libclang-rt-14-dev: the libFuzzer build;
 # build-essential, debhelper and lintian: the Debian packages of debian/,
-# built by dpkg-buildpackage and checked (suite debian).
+# built by dpkg-buildpackage and checked (suite debian); ccache: the
+# mutation suite compiles each object it restores after a mutant from the
+# cache (meson then compiles every build through it).
 test_packages=(librpma-dev mandoc groff-base valgrind clang-format cmake
-	clang libclang-rt-14-dev build-essential debhelper lintian)
+	clang libclang-rt-14-dev build-essential debhelper lintian ccache)
 # What the test VMs need on this host (tests/vm/setup.sh installs them too,
 # for the demo): installed here with the rest, in one apt-get run, so that
 # the two VMs' set-ups, which run side by side, need no apt of their own

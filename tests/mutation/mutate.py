@@ -45,6 +45,27 @@ MESON_OPTIONS = [
     '-Dman_checks=disabled',
 ]
 PASS_RATIO = 0.95
+# the compiler cache's directory in the scratch directory
+CACHE = 'ccache'
+
+
+def use_ccache(scratch):
+    """
+    With ccache installed, the copies compile through it (meson finds it),
+    into a cache of the scratch directory that the next run keeps. Each
+    mutant compiles the objects of its file twice, mutated and then restored
+    for the next mutant: the restored ones, and the second copy's baseline,
+    are found in the cache instead. True when it is used.
+    """
+    if not shutil.which('ccache'):
+        return False
+    os.environ['CCACHE_DIR'] = os.path.join(scratch, CACHE)
+    # the copies' paths differ (w0/, w1/): compile commands relative to the
+    # scratch directory are the same for both
+    os.environ['CCACHE_BASEDIR'] = scratch
+    os.environ['CCACHE_NOHASHDIR'] = '1'
+    os.environ.setdefault('CCACHE_MAXSIZE', '1G')
+    return True
 
 
 class CatalogueError(Exception):
@@ -166,8 +187,15 @@ def prepare_scratch(scratch):
         if os.path.realpath(TREE).startswith(os.path.realpath(scratch) + os.sep) or \
                 os.path.realpath(TREE) == os.path.realpath(scratch):
             return f'{scratch} holds the tree itself'
-        shutil.rmtree(scratch)
-    os.makedirs(scratch)
+        for entry in os.listdir(scratch):
+            if entry == CACHE:
+                continue  # the compiler cache outlives a run (use_ccache)
+            path = os.path.join(scratch, entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
+    os.makedirs(scratch, exist_ok=True)
     with open(os.path.join(scratch, MARKER), 'w') as f:
         f.write('made by tests/mutation/run.sh; wiped by its next run\n')
     return None
@@ -452,8 +480,18 @@ def main():
     learned = {}
     prepared = [None] * workers
 
+    cached = use_ccache(scratch)
+    # with the cache, the other copies build once the first has filled it
+    first_built = threading.Event()
+    if not cached:
+        first_built.set()
+
     def prepare(i):
-        prepared[i] = prepare_worker(scratch, i, workers, parallel, learned, logs, args.jobs)
+        try:
+            prepared[i] = prepare_worker(scratch, i, workers, parallel, learned, logs, args.jobs,
+                                         first_built)
+        finally:
+            first_built.set()
 
     threads = [threading.Thread(target=prepare, args=(i,)) for i in range(workers)]
     for t in threads:
@@ -478,7 +516,7 @@ def main():
     say(f'mutation: baseline: {len(first["suite"].tests)} tests of suite(s) '
         f'{", ".join(sorted(first["suite"].suites))} pass in {first["secs"]:.1f} s; setup and '
         f'build {time.monotonic() - t0 - first["secs"]:.0f} s; {workers} worker(s), '
-        f'{parallel} core(s) each')
+        f'{parallel} core(s) each{", compiling through ccache" if cached else ""}')
 
     width = max(len(m['id']) for m in mutants) if mutants else 0
     lock = threading.Lock()
@@ -545,7 +583,7 @@ def main():
     return 0 if ok else 1
 
 
-def prepare_worker(scratch, i, workers, parallel, learned, logs, jobs):
+def prepare_worker(scratch, i, workers, parallel, learned, logs, jobs, first_built):
     """
     Worker i's copy of the tree, configured, built and (the first worker's)
     tested unmutated: a dict of tree, suite and the baseline's seconds, or
@@ -565,7 +603,11 @@ def prepare_worker(scratch, i, workers, parallel, learned, logs, jobs):
     suite = Suite(build, parallel, learned, jobs)
     if not suite.tests:
         return 'the build has no test in the unit suite'
+    if i > 0:
+        first_built.wait()
     rc = run_logged(suite.build_cmd(), os.path.join(wlogs, 'baseline-build.log'))
+    if i == 0:
+        first_built.set()
     if rc != 0:
         return f'the unmutated copy does not build: see {wlogs}/baseline-build.log'
     base_logs = os.path.join(wlogs, 'baseline')
