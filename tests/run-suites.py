@@ -7,7 +7,8 @@ tests/budgets, run side by side on the cores of this machine (./test.sh).
 A job is the main build, a set-up of the test VM (Debian 12, Debian 13),
 one `meson test` run of a suite, or one run per test of a VM suite; the
 sanitizer suites (asan, tsan, fuzz) configure and build their own build
-directories in their jobs. A job starts once what it needs is done and
+directories in a job of their own (SUITE-build), a set-up like the main
+build, and their tests in another. A job starts once what it needs is done and
 while the cores it keeps busy (tests/budgets) are free: the longest first,
 the set-ups and the build before the suites that wait for them, and a
 shorter job in a core that a longer one cannot use yet. Two guests may
@@ -44,11 +45,14 @@ TOP = os.path.dirname(TESTS)
 OWN_BUILDS = {
     'asan': {
         'suffix': '-sanitize',
+        # -Dexamples=false: meson test builds every target first, and the
+        # examples and benchmarks, a third of the objects, run in no suite
+        # of this build
         'options': ['-Dwerror=true', '-Db_sanitize=address,undefined', '-Db_lundef=false',
-                    '-Drdma_tests=disabled', '-Dman_checks=disabled'],
+                    '-Drdma_tests=disabled', '-Dman_checks=disabled', '-Dexamples=false'],
         'env': {'UBSAN_OPTIONS': 'halt_on_error=1:print_stacktrace=1'},
         'suites': ['unit', 'cxx', 'abi'],
-        'targets': None,  # meson test builds what the suites run
+        'targets': None,  # every target: what the suites run
     },
     'tsan': {
         'suffix': '-tsan',
@@ -159,25 +163,24 @@ def plan(args, budgets):
             continue
         needs = [setup_job[n] for n in row['needs'] if n in setups]
         if suite in OWN_BUILDS:
+            # Its build is a set-up of its own, like the main build's: the
+            # suite's budget is for its tests. meson test would build every
+            # target first; with the build done it is told not to.
             own = OWN_BUILDS[suite]
             bdir = build + own['suffix']
             script = [os.path.join(TESTS, 'configure.sh'), bdir] + own['options']
-            steps = [' '.join(shlex.quote(a) for a in script)]
-            if own['targets']:
-                steps.append(f'ninja -C {shlex.quote(bdir)} -j{int(row["cores"])} '
-                             f'{own["targets"]}')
+            steps = [' '.join(shlex.quote(a) for a in script),
+                     f'ninja -C {shlex.quote(bdir)} -j{int(row["cores"])} {own["targets"] or ""}']
+            jobs.append(Job(suite + '-build', ['sh', '-c', ' && '.join(steps)], row['cores'],
+                            SETUP_SECONDS['build'], needs, env=own['env']))
             sel = []
             for s in own['suites']:
                 sel += ['--suite', s]
-            test_cmd = ['meson', 'test', '-C', bdir, '--print-errorlogs', '--num-processes',
-                        str(int(row['cores'])), '--logbase', suite] + sel
-            if own['targets']:
-                test_cmd.insert(4, '--no-rebuild')
-            steps.append(' '.join(shlex.quote(a) for a in test_cmd))
-            jobs.append(Job(suite, ['sh', '-c', ' && '.join(steps)], row['cores'],
-                            row['seconds'], needs, suite=suite,
-                            env=own['env'], testlog=os.path.join(bdir, 'meson-logs',
-                                                                 suite + '.json'),
+            test_cmd = ['meson', 'test', '-C', bdir, '--no-rebuild', '--print-errorlogs',
+                        '--num-processes', str(int(row['cores'])), '--logbase', suite] + sel
+            jobs.append(Job(suite, test_cmd, row['cores'], row['seconds'],
+                            needs + [suite + '-build'], suite=suite, env=own['env'],
+                            testlog=os.path.join(bdir, 'meson-logs', suite + '.json'),
                             label=suite))
             continue
         names = [n for n, s in tests.items() if s[0] == suite]
@@ -246,7 +249,8 @@ def run(jobs, cores, logdir, t0):
         for j in list(pending):
             if any(n not in done for n in j.needs):
                 continue
-            failed_need = [n for n in j.needs if done[n] == 'failed' and n == 'build']
+            failed_need = [n for n in j.needs
+                           if done[n] == 'failed' and (n == 'build' or n.endswith('-build'))]
             if failed_need:
                 pending.remove(j)
                 j.status, j.why = 'not run', 'the build failed'
