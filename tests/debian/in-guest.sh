@@ -49,6 +49,10 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-mul
 lib=/usr/lib/$multiarch/librpma.so.0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The guest's root is the host's, read by QEMU as the user who started it:
+# when that user is not root, the host's /root cannot be read, and dpkg
+# warns that it cannot read ~/.dpkg.cfg on every call. A home of our own.
+export HOME=$work
 failures=0
 fail() {
 	echo "FAIL: $*"
