@@ -77,8 +77,12 @@ OWN_BUILDS = {
 # VMs' set-ups take minutes (downloads, kernel modules built), cached a
 # second.
 SETUP_SECONDS = {'build': 90, 'vm': 240, 'vm-trixie': 240}
-# the cores a VM's set-up is counted to keep busy
+# the cores a VM's set-up keeps busy, for its own start only (beside)
 SETUP_CORES = 0.25
+# A command run at a lower priority than the others: nice, and, where the
+# kernel groups the processes of a session (each job is one) and shares
+# the cores among the groups, the same for its group.
+LOWER = ['sh', '-c', 'echo 10 >/proc/self/autogroup 2>/dev/null; exec nice -n 10 "$@"', 'lower']
 
 
 def read_budgets(path):
@@ -99,7 +103,7 @@ def read_budgets(path):
 
 class Job:
     def __init__(self, name, cmd, cores, seconds, needs=(), suite=None, cwd=TOP, env=None,
-                 testlog=None, label=None):
+                 testlog=None, label=None, beside=False):
         self.name = name
         self.cmd = cmd
         self.cores = cores
@@ -110,6 +114,8 @@ class Job:
         self.env = env or {}
         self.testlog = testlog
         self.label = label
+        # runs beside the others, niced: its cores are not counted for theirs
+        self.beside = beside
         self.proc = None
         self.log = None
         self.start = self.end = None
@@ -140,20 +146,23 @@ def plan(args, budgets):
     logdir = os.path.join(build, 'meson-logs', 'run')
     tests = meson_tests(build)
     jobs = []
-    # The build keeps the cores busy but for what the VMs' set-ups take: on
-    # a fresh machine those mostly wait for downloads and debootstrap, and
-    # build two kernel modules each; all three start at once.
-    jobs.append(Job('build', ['ninja', '-C', build, f'-j{args.cores}'],
-                    max(1.0, args.cores - 2 * SETUP_CORES), SETUP_SECONDS['build']))
+    # The VMs' set-ups run beside the rest, at a lower priority, and hold no
+    # cores: on a fresh machine they mostly wait for downloads and
+    # debootstrap, and the Debian 13 one, which builds the tree in its root,
+    # is needed only by the suites that start last. Counted at a quarter of
+    # a core each, they kept a second guest from starting for minutes while
+    # a core idled.
+    jobs.append(Job('build', ['ninja', '-C', build, f'-j{args.cores}'], args.cores,
+                    SETUP_SECONDS['build']))
     setups = {'build'}
     if not args.no_vm:
-        jobs.append(Job('vm-setup', [os.path.join(TESTS, 'vm', 'setup.sh'), build], SETUP_CORES,
-                        SETUP_SECONDS['vm']))
+        jobs.append(Job('vm-setup', LOWER + [os.path.join(TESTS, 'vm', 'setup.sh'), build],
+                        SETUP_CORES, SETUP_SECONDS['vm'], beside=True))
         setups.add('vm')
         if not args.no_trixie:
-            jobs.append(Job('vm-setup-trixie', [os.path.join(TESTS, 'vm', 'setup.sh'), build,
-                                                '--flavor', 'trixie'], SETUP_CORES,
-                            SETUP_SECONDS['vm-trixie']))
+            jobs.append(Job('vm-setup-trixie', LOWER + [os.path.join(TESTS, 'vm', 'setup.sh'),
+                                                        build, '--flavor', 'trixie'],
+                            SETUP_CORES, SETUP_SECONDS['vm-trixie'], beside=True))
             setups.add('vm-trixie')
     setup_job = {'build': 'build', 'vm': 'vm-setup', 'vm-trixie': 'vm-setup-trixie'}
     absent = []
@@ -245,7 +254,7 @@ def run(jobs, cores, logdir, t0):
     # a guest keeps a core busy: as many side by side as there are cores
     base_env.setdefault('RPMA_VM_SLOTS', str(max(1, int(cores))))
     while pending or running:
-        used = sum(j.cores for j in running)
+        used = sum(j.cores for j in running if not j.beside)
         for j in list(pending):
             if any(n not in done for n in j.needs):
                 continue
@@ -258,7 +267,7 @@ def run(jobs, cores, logdir, t0):
                 done[j.name] = 'failed'
                 print(f'{clock(t0)}  {j.name}: not run, the build failed', flush=True)
                 continue
-            if running and used + j.cores > cores + 1e-9:
+            if running and not j.beside and used + j.cores > cores + 1e-9:
                 continue
             env = dict(base_env)
             env.update(j.env)
@@ -271,7 +280,8 @@ def run(jobs, cores, logdir, t0):
             j.start = time.monotonic()
             pending.remove(j)
             running.append(j)
-            used += j.cores
+            if not j.beside:
+                used += j.cores
         time.sleep(0.2)
         for j in list(running):
             # wait4, not poll: the processor time of the job and of every
