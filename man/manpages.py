@@ -47,11 +47,7 @@ def header_functions(header_path):
 def header_types(header_path):
     """Names of the types the header defines (not merely declares): structs
     and enums with a body, and typedefs."""
-    code = _header_code(header_path)
-    names = set(re.findall(r'\b(?:struct|enum)\s+(\w+)\s*\{', code))
-    names |= set(re.findall(r'\btypedef\b[^;(]*?\b(\w+)\s*\(', code))
-    names |= set(re.findall(r'\btypedef\b[^;(]*?\b(\w+)\s*;', code))
-    return names
+    return header_records_and_callbacks(header_path) | header_enums(header_path)
 
 
 def header_records_and_callbacks(header_path):
