@@ -182,12 +182,9 @@ def plan(args, budgets):
                      f'ninja -C {shlex.quote(bdir)} -j{int(row["cores"])} {own["targets"] or ""}']
             jobs.append(Job(suite + '-build', ['sh', '-c', ' && '.join(steps)], row['cores'],
                             SETUP_SECONDS['build'], needs, env=own['env']))
-            sel = []
-            for s in own['suites']:
-                sel += ['--suite', s]
-            test_cmd = ['meson', 'test', '-C', bdir, '--no-rebuild', '--print-errorlogs',
-                        '--num-processes', str(int(row['cores'])), '--logbase', suite] + sel
-            jobs.append(Job(suite, test_cmd, row['cores'], row['seconds'],
+            sel = [a for s in own['suites'] for a in ('--suite', s)]
+            jobs.append(Job(suite, meson_test_cmd(bdir, suite, row['cores'], sel),
+                            row['cores'], row['seconds'],
                             needs + [suite + '-build'], suite=suite, env=own['env'],
                             testlog=os.path.join(bdir, 'meson-logs', suite + '.json'),
                             label=suite))
