@@ -54,8 +54,14 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 	 */
 	const uint32_t per_operation = peer->iwarp ? 2 : 1;
 	qp_shape shape;
-	/* GPSPM: the requests or answers, and a probe of a silent target (gpspm_watch) */
-	const uint32_t gpspm_sends = depth ? depth + 1 : 0;
+	/*
+	 * GPSPM: a connection may carry requests both ways, so its send queue
+	 * may hold at once as many requests of this side as its depth, as
+	 * many answers to the peer's (one per receive buffer the peer may
+	 * fill), and a probe of a silent target (gpspm_watch). The CQ takes
+	 * all of their completions and those of the receives besides.
+	 */
+	const uint32_t gpspm_sends = depth ? 2 * depth + 1 : 0;
 	shape.max_send_wr = per_operation * sq_size + gpspm_sends;
 	shape.max_recv_wr = depth ? depth : rq_size;
 	/* the emulated atomic write is an 8-byte inline write; GPSPM sends inline */

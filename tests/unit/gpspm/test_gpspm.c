@@ -410,14 +410,19 @@ static void expect_queues(struct rdma_cm_id *id, unsigned first_recv, uint32_t c
 {
 	const struct ibv_qp_init_attr_ex *attr = fake_verbs_qp_init_attr(id->qp);
 	assert_non_null(attr);
-	/* the library's sends beyond the application's: depth messages and a probe */
-	assert_int_equal(attr->cap.max_send_wr, sq + depth + 1);
+	/*
+	 * The library's sends beyond the application's, GPSPM both ways on
+	 * the connection: depth requests of its own and depth answers to the
+	 * peer's in flight at once, and a probe.
+	 */
+	assert_int_equal(attr->cap.max_send_wr, sq + 2 * depth + 1);
 	assert_int_equal(attr->cap.max_recv_wr, depth);
 	assert_true(attr->cap.max_inline_data >= 32);
 	assert_null(attr->srq);
 	/* receives complete on the main CQ, which has room for the library's work */
 	assert_ptr_equal(attr->recv_cq, attr->send_cq);
-	assert_int_equal(attr->send_cq->cqe, (int)(cq + 2 * depth + 1));
+	/* and those sends' completions with the receives' */
+	assert_int_equal(attr->send_cq->cqe, (int)(cq + 3 * depth + 1));
 
 	assert_int_equal(fake_verbs_recvs() - first_recv, depth);
 	for (unsigned i = first_recv; i < first_recv + depth; i++) {
