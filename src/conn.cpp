@@ -37,6 +37,9 @@ int rpma::conn_new(rpma_peer *peer, rdma_cm_id *id, const conn_queues &queues,
 	conn->queues = queues;
 	conn->read_fenced = peer->iwarp;
 	conn->app_qp = queues.gpspm_mode == RPMA_GPSPM_THREAD ? nullptr : id->qp;
+	/* no poll yet: the application has no CQ before it has the connection */
+	if (queues.gpspm && queues.gpspm_mode == RPMA_GPSPM_POLLED)
+		gpspm_gate_posts(queues.gpspm, &conn->posts_held);
 	/* waits on the connection's CQs watch its events */
 	const uint32_t qp_num = id->qp ? id->qp->qp_num : 0;
 	if (queues.cq)
@@ -81,8 +84,15 @@ void rpma::conn_refresh_flush_methods(rpma_conn *conn)
 		 */
 		const uint8_t fenced =
 		    (usable & METHOD_READ_AFTER_WRITE) ? METHOD_READ_AFTER_WRITE | METHOD_GPSPM : 0;
-		const uint8_t fast =
-		    conn->read_fenced ? static_cast<uint8_t>(usable & ~fenced) : usable;
+		uint8_t fast = conn->read_fenced ? static_cast<uint8_t>(usable & ~fenced) : usable;
+		/*
+		 * GPSPM's back-pressure is tested on the paths of a GPSPM
+		 * connection only (conn_posts_held): its read-after-write and
+		 * native flushes take the general path, and GPSPM's fast path
+		 * only where no other method could be chosen before it.
+		 */
+		if (conn->queues.gpspm != nullptr)
+			fast = fast == METHOD_GPSPM ? fast : 0;
 		conn->fast_flush_methods[type].store(fast, std::memory_order_relaxed);
 	}
 }
@@ -241,13 +251,26 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 	return 0;
 }
 
+} /* extern "C" */
+
+/*
+ * Whether a GPSPM request could be posted on conn now: a place in the flow
+ * control (where the target agreed), and none of the posts held back.
+ */
+static bool room_for_posts(const rpma_conn *conn, const gpspm_engine *g)
+{
+	return (!gpspm_agreed(g) || gpspm_has_room(g)) && !conn_posts_held(conn);
+}
+
+extern "C" {
+
 int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms)
 {
 	RPMA_CHECK_ARG(conn != nullptr);
 	RPMA_CHECK_ARG(cq_application_may_use(conn->queues.cq));
 	gpspm_engine *g = conn->queues.gpspm;
-	/* no GPSPM on the connection, or not agreed: nothing limits the flushes */
-	if (g == nullptr || !gpspm_agreed(g))
+	/* no GPSPM on the connection, or not agreed and nothing held: nothing limits the posts */
+	if (g == nullptr || (!gpspm_agreed(g) && !conn_posts_held(conn)))
 		return 0;
 	rpma_cq *cq = conn->queues.cq;
 	if (cq->shared_channel)
@@ -259,7 +282,9 @@ int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms)
 		int ret = cq->absorb();
 		if (ret < 0)
 			return ret;
-		if (gpspm_has_room(g))
+		if (ret == rpma_cq::ABSORB_TAKE_FIRST)
+			return RPMA_E_AGAIN;
+		if (room_for_posts(conn, g))
 			return 0;
 
 		const int left = timeout_ms >= 0 ? ms_until(deadline) : -1;
@@ -268,7 +293,9 @@ int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms)
 			ret = cq->absorb();
 			if (ret < 0)
 				return ret;
-			if (gpspm_has_room(g))
+			if (ret == rpma_cq::ABSORB_TAKE_FIRST)
+				return RPMA_E_AGAIN;
+			if (room_for_posts(conn, g))
 				return 0;
 			if (conn->events.is_down())
 				RPMA_LOG_ERROR(

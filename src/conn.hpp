@@ -37,6 +37,14 @@ struct rpma_conn {
 	 * path's test of it is that check too.
 	 */
 	ibv_qp *app_qp;
+	/*
+	 * GPSPM's back-pressure: set while the library holds as many
+	 * completions for their turn as it lets the application's posts
+	 * add to (gpspm.hpp, hold_limit), when every post returns
+	 * RPMA_E_AGAIN; never on a connection without GPSPM. Beside app_qp,
+	 * which every post reads too.
+	 */
+	std::atomic<bool> posts_held{ false };
 	rpma::conn_queues queues;
 	rpma::conn_events events;
 
@@ -107,6 +115,17 @@ namespace rpma
 inline bool conn_takes_posts(const rpma_conn *conn)
 {
 	return conn->queues.gpspm_mode != RPMA_GPSPM_THREAD || conn_refuses_posts();
+}
+
+/*
+ * Whether the application's posts on conn must wait (RPMA_E_AGAIN): GPSPM
+ * holds as many completions as it lets posts add to, and a post's could
+ * find no place. Not logged: the application takes completions, or waits
+ * with rpma_conn_wait_flush_room(), and posts again.
+ */
+inline bool conn_posts_held(const rpma_conn *conn)
+{
+	return conn->posts_held.load(std::memory_order_relaxed);
 }
 
 /* What the connection knows for choosing a flush method. */

@@ -75,6 +75,8 @@ static int one_sided(rpma_conn *conn, const rpma_mr_local *local, size_t local_o
 				    send_flags, opcode, imm, op_context, &wr, &sge);
 	if (ret)
 		return ret;
+	if (conn_posts_held(conn))
+		return RPMA_E_AGAIN;
 	return conn->post_send(&wr);
 }
 
@@ -161,7 +163,7 @@ static int send_common(rpma_conn *conn, const rpma_mr_local *src, size_t offset,
 
 /*
  * What the entry of a one-sided operation checks before it jumps to its
- * posting function: a connection that takes posts, flags, and the
+ * posting function: a connection that takes posts now, flags, and the
  * operation that one_sided_fits().
  */
 [[gnu::always_inline]] static inline bool
@@ -170,7 +172,7 @@ one_sided_entry_fits(const rpma_conn *conn, int flags, const rpma_mr_local *loca
 		     size_t len, ibv_wr_opcode opcode)
 {
 	return __builtin_expect(
-	    conn != nullptr && flags != 0 && conn->app_qp != nullptr &&
+	    conn != nullptr && flags != 0 && conn->app_qp != nullptr && !conn_posts_held(conn) &&
 		one_sided_fits(conn, local, local_offset, remote, remote_offset, len, opcode),
 	    1);
 }
@@ -219,6 +221,8 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	RPMA_CHECK_ARG(send_flags_from(flags, &send_flags));
 	RPMA_CHECK_ARG(dst_offset % RPMA_ATOMIC_WRITE_ALIGNMENT == 0);
 	RPMA_CHECK_ARG(conn_takes_posts(conn));
+	if (conn_posts_held(conn))
+		return RPMA_E_AGAIN;
 
 	uint64_t raddr;
 	uint32_t rkey;

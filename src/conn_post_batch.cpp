@@ -143,6 +143,11 @@ RPMA_JUMP_TARGET static int batch_post_general(rpma_conn *conn, const rpma_batch
 	RPMA_CHECK_ARG(ops != nullptr);
 	RPMA_CHECK_ARG(count >= 1 && count <= RPMA_BATCH_MAX);
 	RPMA_CHECK_ARG(conn_takes_posts(conn));
+	if (conn_posts_held(conn)) {
+		if (failed)
+			*failed = 0;
+		return RPMA_E_AGAIN;
+	}
 
 	/* every element is checked and built before anything is posted */
 	prepared_wr *batch = frame->prepared;
@@ -282,7 +287,8 @@ int rpma_post_batch(struct rpma_conn *conn, const struct rpma_batch_op *ops, int
 {
 	batch_frame frame;
 	if (__builtin_expect(conn != nullptr && ops != nullptr && count >= 1 &&
-				 count <= RPMA_BATCH_MAX && conn->app_qp != nullptr,
+				 count <= RPMA_BATCH_MAX && conn->app_qp != nullptr &&
+				 !conn_posts_held(conn),
 			     1)) {
 		if (failed)
 			*failed = -1;

@@ -44,6 +44,8 @@ void rpma::flush_unprepare(rpma_conn *conn, prepared_wr *p)
 						    size_t len, rpma_flush_type type,
 						    unsigned send_flags, const void *op_context)
 {
+	if (conn_posts_held(conn))
+		return RPMA_E_AGAIN;
 	prepared_wr p;
 	int ret = flush_prepare(conn, method, dst, offset, len, type, send_flags, op_context, &p);
 	if (__builtin_expect(ret != 0, 0))
@@ -164,6 +166,8 @@ RPMA_JUMP_TARGET static int flush_native_signaled(rpma_conn *conn, const rpma_mr
 RPMA_JUMP_TARGET static int flush_gpspm_signaled(rpma_conn *conn, const rpma_mr_remote *dst,
 						 size_t offset, size_t len, const void *op_context)
 {
+	if (conn_posts_held(conn))
+		return RPMA_E_AGAIN;
 	return gpspm_flush_signaled(conn->queues.gpspm, conn->queues.flush, dst, offset, len,
 				    op_context);
 }

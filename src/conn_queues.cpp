@@ -100,7 +100,19 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 		 * within 1.25 times the timeout of the last answer.
 		 */
 		const uint32_t probe_after_ms = static_cast<uint32_t>(c.timeout_ms.load()) / 4;
-		ret = gpspm_new(peer, gpspm_mode, depth, q.flush->slots_mask + 1, probe_after_ms,
+		/*
+		 * Posts stop once as many completions are held as the send
+		 * queue and the CQ have entries. Then what can still be held:
+		 * a completion of every entry of the send queue, one of every
+		 * request awaiting its answer (as many as this side keeps
+		 * receives: a failed receive fails them all at once), and
+		 * those of the entries one poll reads, whose send queue
+		 * entries are free before the posts are told.
+		 */
+		const uint32_t hold_limit = shape.max_send_wr + main_cq_size;
+		const uint32_t max_held =
+		    hold_limit + shape.max_send_wr + depth + rpma_cq::UNREAD_MAX;
+		ret = gpspm_new(peer, gpspm_mode, depth, hold_limit, max_held, probe_after_ms,
 				&q.gpspm);
 		if (ret)
 			goto delete_flush;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cq.cpp -- completion queues: their channels, their events and the waits
- * (what their completions mean is cq_take.cpp's)
+ * cq.cpp -- completion queues: their channels, their events, the waits and
+ * rpma_cq_get_completions() (what their completions mean is cq_take.cpp's)
  */
 
 #include <cerrno>
@@ -363,6 +363,35 @@ int rpma_cq_wait_completion(struct rpma_cq *cq, struct rpma_completion *cmpl, in
 		if (ret && ret != RPMA_E_NO_COMPLETION)
 			return ret;
 	}
+}
+
+int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, int max_cmpls)
+{
+	RPMA_CHECK_ARG(cq != nullptr);
+	RPMA_CHECK_ARG(cmpls != nullptr);
+	RPMA_CHECK_ARG(max_cmpls >= 1);
+	RPMA_CHECK_ARG(cq_application_may_use(cq));
+
+	/*
+	 * One ibv_poll_cq per batch of up to BATCH completions, through a stack
+	 * buffer; another poll only when the previous one came back full.
+	 */
+	constexpr int BATCH = 32;
+	ibv_wc wc[BATCH];
+	int filled = 0;
+	while (filled < max_cmpls) {
+		const int want = max_cmpls - filled < BATCH ? max_cmpls - filled : BATCH;
+		uint64_t flushes;
+		int got = cq->take(want, wc, &flushes);
+		if (got < 0)
+			return filled ? filled : got;
+		for (int i = 0; i < got; i++)
+			completion_from_wc(wc[i], (flushes >> i) & 1, &cmpls[filled + i]);
+		filled += got;
+		if (got < want)
+			break; /* the CQ is empty now */
+	}
+	return filled;
 }
 
 } /* extern "C" */

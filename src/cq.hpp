@@ -114,11 +114,14 @@ struct rpma_cq {
 	 */
 	int poll_ordered(rpma::completion_out *out, int max);
 	/*
-	 * Handles what a GPSPM connection's CQ holds now (the answers that free
-	 * places in the flow control) and keeps the application's completions,
-	 * in order, for its next take. 0 or RPMA_E_PROVIDER.
+	 * Handles what a GPSPM connection's CQ holds now, to its end (the
+	 * answers that free places in the flow control), and keeps the
+	 * application's completions, in order, for its next take. 0,
+	 * ABSORB_TAKE_FIRST when the completions held keep the posts back and
+	 * the application may take them now, or RPMA_E_PROVIDER.
 	 */
 	int absorb();
+	static constexpr int ABSORB_TAKE_FIRST = 1;
 	/*
 	 * RPMA_GPSPM_THREAD: serves what the CQ holds now (the peer's requests,
 	 * the answers to this side's) until it is empty. How many entries it

@@ -350,11 +350,22 @@ int rpma_cq::absorb()
 	uint64_t none = 0;
 	completion_out nowhere{ nullptr, &none, 0, 0 };
 	gpspm_take_begin(g);
-	/* every completion taken is held: never more than there is room for */
-	const int room = gpspm_hold_room(g);
-	const int ret = room > 0 ? poll_ordered(&nowhere, room) : 0;
+	/*
+	 * Every completion of the application's that is read is held, and
+	 * the CQ is read to its end, whatever is held already: an answer
+	 * behind the application's completions is what frees their places.
+	 * The store has room for all of them (gpspm.hpp, hold_limit): posts
+	 * stop before it could fill.
+	 */
+	int ret;
+	do
+		ret = poll_ordered(&nowhere, static_cast<int>(UNREAD_MAX));
+	while (ret == static_cast<int>(UNREAD_MAX));
+	const bool take_first = ret >= 0 && gpspm_full_of_ready(g);
 	gpspm_take_end(g);
-	return ret < 0 ? ret : 0;
+	if (ret < 0)
+		return ret;
+	return take_first ? ABSORB_TAKE_FIRST : 0;
 }
 
 int rpma_cq::serve(int *dropped)
@@ -566,35 +577,6 @@ int rpma_cq_get_completion(struct rpma_cq *cq, struct rpma_completion *cmpl)
 	if (cq->take_path == TAKE_GPSPM)
 		return get_completion_gpspm(cq, cmpl);
 	return get_completion_general(cq, cmpl);
-}
-
-int rpma_cq_get_completions(struct rpma_cq *cq, struct rpma_completion *cmpls, int max_cmpls)
-{
-	RPMA_CHECK_ARG(cq != nullptr);
-	RPMA_CHECK_ARG(cmpls != nullptr);
-	RPMA_CHECK_ARG(max_cmpls >= 1);
-	RPMA_CHECK_ARG(cq_application_may_use(cq));
-
-	/*
-	 * One ibv_poll_cq per batch of up to BATCH completions, through a stack
-	 * buffer; another poll only when the previous one came back full.
-	 */
-	constexpr int BATCH = 32;
-	ibv_wc wc[BATCH];
-	int filled = 0;
-	while (filled < max_cmpls) {
-		const int want = max_cmpls - filled < BATCH ? max_cmpls - filled : BATCH;
-		uint64_t flushes;
-		int got = cq->take(want, wc, &flushes);
-		if (got < 0)
-			return filled ? filled : got;
-		for (int i = 0; i < got; i++)
-			completion_from_wc(wc[i], (flushes >> i) & 1, &cmpls[filled + i]);
-		filled += got;
-		if (got < want)
-			break; /* the CQ is empty now */
-	}
-	return filled;
 }
 
 } /* extern "C" */

@@ -129,18 +129,14 @@ void serve_atomic_write(gpspm_engine *g, const gpspm_message &m)
 	answer(g, m.slot, m.seq, status);
 }
 
-/* Whether a completion with key may go to the application now. */
-bool turn_has_come(const gpspm_engine *g, uint64_t key)
-{
-	/* odd: a request's own, whose answer (or failure) is in */
-	return (key & 1) || key <= 2 * g->answers_in || g->broken.load(std::memory_order_relaxed);
-}
-
 /* Keeps c until its turn comes, among the others in key order. */
 void hold(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key)
 {
 	if (g->held_count == g->held_capacity) {
-		/* cannot happen: more than every slot and every CQ entry */
+		/*
+		 * Cannot happen: posts stop at hold_limit, and the store has
+		 * room beyond it for all that may complete without a post.
+		 */
 		RPMA_LOG_FATAL("no room to hold a completion for its turn: it is lost");
 		return;
 	}
@@ -152,13 +148,15 @@ void hold(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key)
 	g->held[at].key = key;
 	g->held[at].is_flush = is_flush;
 	g->held_count++;
+	if (__builtin_expect(g->held_count >= g->hold_limit, 0))
+		gpspm_gate_update(g);
 }
 
 /* Whether a completion with key goes to out now: nothing held before it, room, its turn. */
 [[gnu::always_inline]] inline bool emits_now(const gpspm_engine *g, uint64_t key,
 					     const completion_out *out)
 {
-	return g->held_count == 0 && !out->full() && turn_has_come(g, key);
+	return g->held_count == 0 && !out->full() && gpspm_turn_has_come(g, key);
 }
 
 /* c, whose place in post order key says, to the application now or later. */
@@ -327,8 +325,8 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg)
 	return 0;
 }
 
-int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_held,
-	      uint32_t probe_after_ms, gpspm_engine **gpspm_ptr)
+int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t hold_limit,
+	      uint32_t max_held, uint32_t probe_after_ms, gpspm_engine **gpspm_ptr)
 {
 	const size_t size = static_cast<size_t>(depth + 2) * GPSPM_SLOT_SIZE;
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -364,6 +362,8 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ma
 	g->held = held;
 	g->held_count = 0;
 	g->held_capacity = max_held;
+	g->hold_limit = hold_limit;
+	g->posts_held = &g->own_posts_held;
 	g->silent_since_ms = 0;
 	g->silent_answers_in = 0;
 	g->probe_after_ms = probe_after_ms;
@@ -573,7 +573,7 @@ void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out)
 {
 	uint32_t taken = 0;
 	while (taken < g->held_count && !out->full() &&
-	       (ready_all || turn_has_come(g, g->held[taken].key))) {
+	       (ready_all || gpspm_turn_has_come(g, g->held[taken].key))) {
 		out->put(g->held[taken].wc, g->held[taken].is_flush);
 		taken++;
 	}
@@ -581,6 +581,7 @@ void gpspm_release(gpspm_engine *g, bool ready_all, completion_out *out)
 		return;
 	g->held_count -= taken;
 	memmove(&g->held[0], &g->held[taken], g->held_count * sizeof(g->held[0]));
+	gpspm_gate_update(g);
 }
 
 } /* namespace rpma */

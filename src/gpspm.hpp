@@ -114,6 +114,19 @@ struct gpspm_engine {
 	held_completion *held;
 	uint32_t held_count;
 	uint32_t held_capacity;
+	/*
+	 * Back-pressure (doc/persistence.md, "Flow control"): once hold_limit
+	 * completions are held, *posts_held says so and the application's
+	 * posts on the connection return RPMA_E_AGAIN. The held store has
+	 * room beyond the limit for everything that may still complete
+	 * without another post: the send queue's entries, the requests
+	 * awaiting answers (whose failures a single receive may bring) and
+	 * what one poll reads while a post that raced with it went out.
+	 * Written under take_lock; posts_held is read by posters.
+	 */
+	uint32_t hold_limit;
+	std::atomic<bool> *posts_held;
+	std::atomic<bool> own_posts_held{ false }; /* posts_held until a connection gives its own */
 
 	/*
 	 * The watch over a target gone silent (a partition, a machine that
@@ -176,12 +189,23 @@ struct gpspm_engine {
 int gpspm_check_cfg(const rpma_conn_cfg &cfg);
 
 /*
- * Creates the GPSPM engine of a connection on peer: depth receive buffers,
- * room for max_held completions held for their turn; a silent target is
+ * Creates the GPSPM engine of a connection on peer: depth receive buffers;
+ * posts refused once hold_limit completions are held, and room to hold
+ * max_held (all that may complete once posts stop); a silent target is
  * probed after probe_after_ms (gpspm_watch).
  */
-int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t max_held,
-	      uint32_t probe_after_ms, gpspm_engine **gpspm_ptr);
+int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t hold_limit,
+	      uint32_t max_held, uint32_t probe_after_ms, gpspm_engine **gpspm_ptr);
+
+/*
+ * The flag the connection's posts test (rpma_conn's posts_held): set while
+ * hold_limit completions or more are held. Before the application can
+ * post, while nothing polls.
+ */
+inline void gpspm_gate_posts(gpspm_engine *g, std::atomic<bool> *posts_held)
+{
+	g->posts_held = posts_held;
+}
 /*
  * Posts every receive buffer on the queue pair of id: before the
  * connection can carry requests.
@@ -272,6 +296,35 @@ inline void gpspm_release_held(gpspm_engine *g, bool ready_all, completion_out *
 {
 	if (__builtin_expect(gpspm_holds(g), 0))
 		gpspm_release(g, ready_all, out);
+}
+
+/* Whether a completion with key may go to the application now; under take_lock. */
+inline bool gpspm_turn_has_come(const gpspm_engine *g, uint64_t key)
+{
+	/* odd: a request's own, whose answer (or failure) is in */
+	return (key & 1) || key <= 2 * g->answers_in || g->broken.load(std::memory_order_relaxed);
+}
+
+/*
+ * The connection's posts told whether they may go: refused while the held
+ * completions reach the limit. Stored only when it changes, so that the
+ * posters' line is not written at every hold. Under take_lock.
+ */
+inline void gpspm_gate_update(gpspm_engine *g)
+{
+	const bool full = g->held_count >= g->hold_limit;
+	if (g->posts_held->load(std::memory_order_relaxed) != full)
+		g->posts_held->store(full, std::memory_order_relaxed);
+}
+
+/*
+ * Whether the held completions are as many as the posts allow and the
+ * first of them may go to the application: a take frees a place, no
+ * answer needs to come first. Under take_lock.
+ */
+inline bool gpspm_full_of_ready(const gpspm_engine *g)
+{
+	return g->held_count >= g->hold_limit && gpspm_turn_has_come(g, g->held[0].key);
 }
 
 /* How many more completions may be held now; under take_lock. */

@@ -2488,6 +2488,147 @@ static void room__answers_left_unread(void **state)
 	expect_nothing();
 }
 
+/*
+ * Back-pressure: completions held for their turn are bounded by refusing
+ * posts, never by dropping completions
+ */
+
+/* far more posts than any connection of these tests may hold completions of */
+#define MANY_POSTS 1000
+
+/* a local region for the application's writes and reads */
+static struct rpma_mr_local *app_mr(void)
+{
+	static char buf[64];
+	return fx_mr(buf, sizeof(buf), RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
+}
+
+/*
+ * Every kind of post is refused, posting nothing, while the held store is
+ * at its limit.
+ */
+static void expect_posts_held(struct rpma_mr_local *mr)
+{
+	static int ctx;
+	static const char word[8] = { 0 };
+	FX_REFUSED(RPMA_E_AGAIN, rpma_write(g.conn, rmr, 0, mr, 0, 8, ALWAYS, &ctx));
+	FX_REFUSED(RPMA_E_AGAIN, rpma_write(g.conn, rmr, 0, mr, 0, 8, ON_ERROR, &ctx));
+	FX_REFUSED(RPMA_E_AGAIN, rpma_read(g.conn, mr, 0, rmr, 0, 8, ALWAYS, &ctx));
+	FX_REFUSED(RPMA_E_AGAIN,
+		   rpma_flush(g.conn, rmr, 0, 8, RPMA_FLUSH_TYPE_PERSISTENT, ALWAYS, &ctx));
+	FX_REFUSED(RPMA_E_AGAIN,
+		   rpma_flush(g.conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, ON_ERROR, &ctx));
+	FX_REFUSED(RPMA_E_AGAIN, rpma_atomic_write(g.conn, rmr, 0, word, ALWAYS, &ctx));
+	struct rpma_batch_op op;
+	memset(&op, 0, sizeof(op));
+	op.op = RPMA_OP_WRITE;
+	op.flags = ALWAYS;
+	op.local = mr;
+	op.remote = rmr;
+	op.len = 8;
+	int failed = -7;
+	FX_REFUSED(RPMA_E_AGAIN, rpma_post_batch(g.conn, &op, 1, &failed));
+	assert_int_equal(failed, 0);
+	struct rpma_write_template *t = NULL;
+	assert_int_equal(rpma_write_template_new(g.conn, rmr, mr, RPMA_FLUSH_TYPE_PERSISTENT, &t),
+			 0);
+	const struct rpma_write_range w = { 0, 0, 8 };
+	FX_REFUSED(RPMA_E_AGAIN, rpma_write_template_post(t, &w, 1, ALWAYS, &ctx));
+	assert_int_equal(rpma_write_template_delete(&t), 0);
+	/* back-pressure, not an error */
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 0);
+}
+
+/*
+ * One signaled write at a time, each polled for at once, while a flush's
+ * answer is slow: every write's completion is held behind the flush, and
+ * frees its send queue entry. The posts stop at the store's limit
+ * (RPMA_E_AGAIN); the wait for room says nothing can go until the answer
+ * is in, then that completions are to be taken; all of them come, the
+ * flush's first, none lost, and the posts go again.
+ */
+static void hold__one_write_at_a_time(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct rpma_mr_local *mr = app_mr();
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	int posted = 0;
+	int ret = 0;
+	while (posted < MANY_POSTS) {
+		ret = rpma_write(g.conn, rmr, 0, mr, 0, 8, ALWAYS,
+				 (void *)(uintptr_t)(0x1000 + posted));
+		if (ret)
+			break;
+		op_completes(0x1000 + (uint64_t)posted, IBV_WC_RDMA_WRITE);
+		posted++;
+		expect_nothing();
+	}
+	assert_int_equal(ret, RPMA_E_AGAIN);
+	assert_true(posted > 0);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_FATAL), 0);
+	expect_posts_held(mr);
+
+	/* nothing goes before the answer: no room within the time given */
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), RPMA_E_NO_COMPLETION);
+	answer(a, ST_OK);
+	/* the answer is in: the held completions are to be taken before anything posts */
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), RPMA_E_AGAIN);
+	expect_flush(&ctx, IBV_WC_SUCCESS);
+	for (int i = 0; i < posted; i++)
+		expect_op(0x1000 + (uint64_t)i, RPMA_OP_WRITE);
+	expect_nothing();
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), 0);
+	assert_int_equal(rpma_write(g.conn, rmr, 0, mr, 0, 8, ALWAYS, &ctx), 0);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_FATAL), 0);
+	fx_mr_dereg(&mr);
+}
+
+/*
+ * Waits for room between posts, without a take: each wait handles what
+ * the CQ holds and keeps the application's completions. With every place
+ * of the flow control taken and no answer in, the posts stop at the
+ * store's limit; the answers, behind all of it in the CQ, are still
+ * read by the wait, and every completion comes, in post order.
+ */
+static void hold__waits_between_posts(void **state)
+{
+	(void)state;
+	static int ctx[TARGET_DEPTH];
+	struct rpma_mr_local *mr = app_mr();
+	struct req r[TARGET_DEPTH];
+	for (int i = 0; i < TARGET_DEPTH; i++) {
+		r[i] = flush(0, 8, ALWAYS, &ctx[i]);
+		sent(r[i], IBV_WC_SUCCESS);
+	}
+	int posted = 0;
+	int ret = 0;
+	while (posted < MANY_POSTS) {
+		ret = rpma_write(g.conn, rmr, 0, mr, 0, 8, ALWAYS,
+				 (void *)(uintptr_t)(0x2000 + posted));
+		if (ret)
+			break;
+		op_completes(0x2000 + (uint64_t)posted, IBV_WC_RDMA_WRITE);
+		posted++;
+		assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), RPMA_E_NO_COMPLETION);
+	}
+	assert_int_equal(ret, RPMA_E_AGAIN);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_FATAL), 0);
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		answer(r[i], ST_OK);
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), RPMA_E_AGAIN);
+	assert_int_equal(fake_verbs_wcs_queued(g.icq), 0);
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		expect_flush(&ctx[i], IBV_WC_SUCCESS);
+	for (int i = 0; i < posted; i++)
+		expect_op(0x2000 + (uint64_t)i, RPMA_OP_WRITE);
+	expect_nothing();
+	assert_int_equal(rpma_conn_wait_flush_room(g.conn, 0), 0);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_FATAL), 0);
+	fx_mr_dereg(&mr);
+}
+
 /* nothing to wait for without GPSPM; refused where the application has no CQ */
 static void room__other_connections(void **state)
 {
@@ -2598,6 +2739,8 @@ int main(void)
 		T(room__wait_after_again),
 		T(room__answers_left_unread),
 		TF(room__other_connections),
+		T(hold__one_write_at_a_time),
+		T(hold__waits_between_posts),
 		T(target__persist_ctx_fn),
 		T(client__status_mapping),
 		T(client__send_fails),
