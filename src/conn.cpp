@@ -221,6 +221,13 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 	*cq = nullptr;
 	if (conn->queues.shared_channel == nullptr)
 		return RPMA_E_NOT_SHARED_CHNL;
+	/* completions already read from the main CQ: their event went, the CQ has them */
+	if (cq_taken_not_handed(conn->queues.cq)) {
+		*cq = conn->queues.cq;
+		if (is_rcq)
+			*is_rcq = false;
+		return 0;
+	}
 
 	const int fd = conn->queues.shared_channel->fd;
 	const int fl = fcntl(fd, F_GETFL);

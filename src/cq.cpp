@@ -12,6 +12,8 @@
 #include "conn_events.hpp"
 #include "cq.hpp"
 #include "err.hpp"
+#include "flush_slots.hpp"
+#include "gpspm.hpp"
 #include "runtime.hpp"
 #include "verbs/verbs.hpp"
 
@@ -203,6 +205,20 @@ static int take_event_now(rpma_cq *cq)
 	return cq->ack_event_of(ev_cq);
 }
 
+bool rpma::cq_taken_not_handed(rpma_cq *cq)
+{
+	gpspm_engine *g = cq->gpspm;
+	if (g == nullptr || cq->served_by_thread)
+		return false;
+	gpspm_take_begin(g);
+	/* a connection down and drained hands out everything it holds */
+	const bool ready =
+	    cq->unread_count != 0 ||
+	    (gpspm_holds(g) && (cq->flush->orphaned() || gpspm_turn_has_come(g, g->held[0].key)));
+	gpspm_take_end(g);
+	return ready;
+}
+
 /*
  * Waits up to timeout_ms (< 0: no limit) for one event on the CQ's own
  * channel, then acknowledges it and re-arms the CQ. RPMA_E_NO_COMPLETION
@@ -258,6 +274,9 @@ int rpma_cq_wait(struct rpma_cq *cq)
 	RPMA_CHECK_ARG(cq_application_may_use(cq));
 	if (cq->shared_channel)
 		return RPMA_E_SHARED_CHANNEL;
+	/* the event of completions already read from the CQ went: no need to wait for it */
+	if (cq_taken_not_handed(cq))
+		return 0;
 
 	/*
 	 * An event already there is taken at once: the read and the re-arm,

@@ -171,6 +171,14 @@ bool cq_application_may_use(const rpma_cq *cq);
 int cq_wait_event(rpma_cq *cq, int timeout_ms);
 
 /*
+ * Whether a take of cq would hand out a completion that no event of its
+ * channel announces any more: one its GPSPM connection read from the CQ
+ * and left unread, or holds with its turn come. A wait returns at once
+ * then, rather than sleep for an event that already went.
+ */
+bool cq_taken_not_handed(rpma_cq *cq);
+
+/*
  * Takes one completion event from channel as librpma 1.x did: any failure
  * is RPMA_E_NO_COMPLETION (logged, unless the fd is merely non-blocking
  * and empty), with the errno kept as the provider error.

@@ -2629,6 +2629,132 @@ static void hold__waits_between_posts(void **state)
 	fx_mr_dereg(&mr);
 }
 
+/*
+ * Waits see what a take already read from the CQ: no event announces it
+ * any more
+ */
+
+/* a wait of librpma 1.x run in a thread of its own, so that a test can tell it blocks */
+struct bounded_wait {
+	bool conn_wait; /* rpma_conn_wait, not rpma_cq_wait */
+	int ret;
+	struct rpma_cq *cq;
+	int done;
+};
+
+static void *bounded_wait_run(void *arg)
+{
+	struct bounded_wait *w = arg;
+	if (w->conn_wait)
+		w->ret = rpma_conn_wait(g.conn, 0, &w->cq, NULL);
+	else
+		w->ret = rpma_cq_wait(g.cq);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The wait returns within 300 ms, with ret; one still blocked then is
+ * woken by an event the test pushes, and the test fails.
+ */
+static int wait_returns(bool conn_wait, struct rpma_cq **cq)
+{
+	struct bounded_wait w = { conn_wait, 0, NULL, 0 };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, bounded_wait_run, &w), 0);
+	for (int i = 0; i < 300 && !__atomic_load_n(&w.done, __ATOMIC_ACQUIRE); i++)
+		sleep_ms(1);
+	const bool blocked = !__atomic_load_n(&w.done, __ATOMIC_ACQUIRE);
+	if (blocked)
+		fake_verbs_push_cq_event(g.icq->channel, g.icq);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	if (blocked)
+		fail_msg("the wait still blocked after 300 ms, with a completion ready");
+	if (cq)
+		*cq = w.cq;
+	return w.ret;
+}
+
+/*
+ * A write, a flush's send and its answer, one event for the three. The
+ * loop of librpma 1.x, "wait, then get one": the first take reads all
+ * three and hands out the write; the flush's completion, read with it, is
+ * there for the next wait and take, though no event will come for it.
+ */
+static void wait_loop_1x(bool conn_wait)
+{
+	static int ctx;
+	struct rpma_mr_local *mr = app_mr();
+	assert_int_equal(rpma_write(g.conn, rmr, 0, mr, 0, 8, ALWAYS, (void *)0x51), 0);
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	op_completes(0x51, IBV_WC_RDMA_WRITE);
+	sent(a, IBV_WC_SUCCESS);
+	answer(a, ST_OK);
+	fake_verbs_push_cq_event(g.icq->channel, g.icq);
+
+	uint64_t want[2] = { 0x51, (uintptr_t)&ctx };
+	enum ibv_wc_opcode op[2] = { IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ };
+	for (int i = 0; i < 2; i++) {
+		struct rpma_cq *cq = NULL;
+		assert_int_equal(wait_returns(conn_wait, &cq), 0);
+		if (conn_wait)
+			assert_ptr_equal(cq, g.cq);
+		struct ibv_wc wc;
+		int got = 0;
+		assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, &got), 0);
+		assert_int_equal(got, 1);
+		assert_int_equal(wc.wr_id, want[i]);
+		assert_int_equal(wc.opcode, op[i]);
+		/* nothing more in the CQ, and no event: what was read, was read at once */
+		assert_int_equal(fake_verbs_wcs_queued(g.icq), 0);
+		assert_int_equal(fake_verbs_cq_events_queued(g.icq->channel), 0);
+	}
+	expect_nothing();
+	fx_mr_dereg(&mr);
+}
+
+static void wait__cq_wait_then_get_one(void **state)
+{
+	(void)state;
+	wait_loop_1x(false);
+}
+
+/* the same with rpma_conn_wait, on a connection whose CQ shares its channel */
+static void wait__conn_wait_then_get_one(void **state)
+{
+	(void)state;
+	wait_loop_1x(true);
+}
+
+static int gp_setup_shared_channel(void **state)
+{
+	struct rpma_conn_cfg *cfg = vd_gpspm_cfg(RPMA_GPSPM_POLLED, DEPTH);
+	assert_int_equal(rpma_conn_cfg_set_compl_channel(cfg, true), 0);
+	return gp_setup_cfg(state, cfg);
+}
+
+/*
+ * A completion held for its turn is no reason to return: it waits for an
+ * answer, whose event comes.
+ */
+static void wait__not_for_held_before_their_turn(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct req a = flush(0, 8, ON_ERROR, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	op_completes(0x52, IBV_WC_RDMA_WRITE);
+	expect_nothing();
+	struct rpma_completion c;
+	/* the held write is not ready: the wait times out */
+	assert_int_equal(rpma_cq_wait_completion(g.cq, &c, 20), RPMA_E_NO_COMPLETION);
+	answer(a, ST_OK);
+	fake_verbs_push_cq_event(g.icq->channel, g.icq);
+	assert_int_equal(rpma_cq_wait(g.cq), 0);
+	expect_op(0x52, RPMA_OP_WRITE);
+	expect_nothing();
+}
+
 /* nothing to wait for without GPSPM; refused where the application has no CQ */
 static void room__other_connections(void **state)
 {
@@ -2741,6 +2867,10 @@ int main(void)
 		TF(room__other_connections),
 		T(hold__one_write_at_a_time),
 		T(hold__waits_between_posts),
+		T(wait__cq_wait_then_get_one),
+		cmocka_unit_test_setup_teardown(wait__conn_wait_then_get_one,
+						gp_setup_shared_channel, gp_teardown),
+		T(wait__not_for_held_before_their_turn),
 		T(target__persist_ctx_fn),
 		T(client__status_mapping),
 		T(client__send_fails),
