@@ -272,6 +272,19 @@ int rpma::wait_channel_or_peer(int channel_fd, conn_events *ev, gpspm_engine *gp
 			watch_again_at = -1;
 		}
 		long long until = deadline;
+		/*
+		 * A failed completion was taken and no event came: the queue
+		 * pair is in the error state all the same, and a device that
+		 * never flushes what it holds there (siw) sends no completion
+		 * of it. The wait ends at the failure's drain time, once, so
+		 * that the caller's polls sweep (cq_take.cpp's sweeps()).
+		 */
+		const long long failed = ev ? ev->flush->failed_at() : 0;
+		if (failed != 0 && !down && !ev->flush->orphaned()) {
+			const long long failed_deadline = failed + CONN_DOWN_DRAIN_MS;
+			if (until < 0 || failed_deadline < until)
+				until = failed_deadline;
+		}
 		if (down) {
 			/* the events after this are the application's to read */
 			watch = false;
@@ -325,6 +338,8 @@ int rpma::wait_channel_or_peer(int channel_fd, conn_events *ev, gpspm_engine *gp
 		if (until >= 0 && monotonic_ms() >= until) {
 			if (down)
 				(void)conn_drained(ev);
+			else if (failed != 0 && monotonic_ms() >= failed + CONN_DOWN_DRAIN_MS)
+				ev->flush->mark_orphaned();
 			return 0;
 		}
 	}
@@ -334,13 +349,18 @@ int rpma::wait_1x(int channel_fd, conn_events *ev, gpspm_engine *gpspm, bool blo
 {
 	if (ev == nullptr || !blocking)
 		return WAIT_1X_EVENT; /* the read says at once whether an event is there */
-	const int ret = wait_channel_or_peer(channel_fd, ev, gpspm, -1);
-	if (ret < 0)
-		return RPMA_E_NO_COMPLETION; /* as librpma 1.x reported a failed wait */
-	if (ret > 0)
-		return WAIT_1X_EVENT;
-	if (ev->flush->any_in_flight())
-		return WAIT_1X_ORPHANS;
+	for (;;) {
+		const int ret = wait_channel_or_peer(channel_fd, ev, gpspm, -1);
+		if (ret < 0)
+			return RPMA_E_NO_COMPLETION; /* as librpma 1.x reported a failed wait */
+		if (ret > 0)
+			return WAIT_1X_EVENT;
+		if (ev->flush->any_in_flight())
+			return WAIT_1X_ORPHANS;
+		if (ev->is_down())
+			break;
+		/* a failed completion's drain time, with nothing left to sweep: wait on */
+	}
 	RPMA_LOG_ERROR("the connection is down and nothing more completes");
 	return RPMA_E_NO_COMPLETION;
 }

@@ -279,6 +279,13 @@ int rpma_cq::take_translated(completion_out *out)
 			if (!g->answer_went_out(w))
 				gpspm_handle(g, flush_of_cq, w, out);
 		} else {
+			/*
+			 * The queue pair is in the error state: the drain clock
+			 * starts (sweeps()). GPSPM's own failures start it
+			 * where they are handled.
+			 */
+			if (__builtin_expect(w.status != IBV_WC_SUCCESS, 0))
+				failed_completion_taken(flush_of_cq);
 			ibv_wc c;
 			const translated t = translate(flush_of_cq, w, &c);
 			if (t != translated::none)
@@ -307,7 +314,14 @@ int rpma_cq::take_translated(completion_out *out)
 {
 	gpspm_engine *g = cq->gpspm;
 	conn_flush *flush = cq->flush;
-	const bool drained = flush->orphaned();
+	/*
+	 * Down and drained, by an event or by a failed completion's drain
+	 * time: the requests awaiting answers fail first, in their places
+	 * among the completions held.
+	 */
+	const bool drained = sweeps(flush);
+	if (__builtin_expect(drained, 0))
+		gpspm_fail_orphans(g, flush, out);
 	gpspm_release_held(g, drained, out);
 	const int ret = cq->poll_ordered(out, 0);
 	*polled = ret > 0 ? ret : 0;
@@ -350,6 +364,9 @@ int rpma_cq::absorb()
 	uint64_t none = 0;
 	completion_out nowhere{ nullptr, &none, 0, 0 };
 	gpspm_take_begin(g);
+	/* a connection down and drained: no answer will come, the places come back */
+	if (__builtin_expect(sweeps(flush), 0))
+		gpspm_fail_orphans(g, flush, &nowhere);
 	/*
 	 * Every completion of the application's that is read is held, and
 	 * the CQ is read to its end, whatever is held already: an answer

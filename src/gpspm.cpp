@@ -10,6 +10,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "clock.hpp"
 #include "conn_cfg.hpp"
 #include "err.hpp"
 #include "flush_method.hpp"
@@ -133,10 +134,7 @@ void serve_atomic_write(gpspm_engine *g, const gpspm_message &m)
 void hold(gpspm_engine *g, const ibv_wc &c, bool is_flush, uint64_t key)
 {
 	if (g->held_count == g->held_capacity) {
-		/*
-		 * Cannot happen: posts stop at hold_limit, and the store has
-		 * room beyond it for all that may complete without a post.
-		 */
+		/* cannot happen: posts stop at hold_limit, room is kept beyond it */
 		RPMA_LOG_FATAL("no room to hold a completion for its turn: it is lost");
 		return;
 	}
@@ -420,6 +418,9 @@ namespace
 [[gnu::noinline]] void handle_sent_or_failed(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc,
 					     completion_out *out)
 {
+	/* any failure: the queue pair is in the error state, and its drain clock starts */
+	if (wc.status != IBV_WC_SUCCESS)
+		flush->note_failed_completion(monotonic_ms());
 	if (wc.wr_id == g->probe_wr_id()) {
 		g->probe_posted = false;
 		/* the target is there: another silence starts with the next empty poll */
@@ -543,6 +544,9 @@ void gpspm_request_sent_late(gpspm_engine *g, conn_flush *flush, flush_slot *slo
 {
 	const void *op_context = slot->op_context;
 	const bool sent = wc.status == IBV_WC_SUCCESS;
+	/* the queue pair failed: its drain clock starts (an orphan sweep may follow) */
+	if (!sent)
+		flush->note_failed_completion(monotonic_ms());
 	/* a send that failed has no place among those sent: it comes before the next */
 	const uint64_t key = request_key(sent ? slot->sent_index : g->requests_sent);
 	if (sent && (sent_prev & FLUSH_SLOT_COMPLETED)) {
@@ -561,6 +565,14 @@ void gpspm_request_sent_late(gpspm_engine *g, conn_flush *flush, flush_slot *slo
 	emit_slot_completion(g, op_context, prev & FLUSH_SLOT_WRITE,
 			     wc.status == IBV_WC_SUCCESS ? IBV_WC_WR_FLUSH_ERR : wc.status, key,
 			     out);
+}
+
+void gpspm_fail_orphans(gpspm_engine *g, conn_flush *flush, completion_out *out)
+{
+	/* once: the requests it fails leave the flow control, and broken stays */
+	if (!g->broken.load(std::memory_order_relaxed))
+		fail_in_flight(g, flush, IBV_WC_WR_FLUSH_ERR, out);
+	gpspm_release(g, false, out);
 }
 
 void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_out *out)

@@ -258,6 +258,15 @@ inline void gpspm_request_sent(gpspm_engine *g, conn_flush *flush, flush_slot *s
 void gpspm_deliver(gpspm_engine *g, const ibv_wc &c, bool is_flush, completion_out *out);
 
 /*
+ * The connection is down and drained (an orphan sweep): the requests
+ * whose sends completed will never be answered, even where the device
+ * never flushes the receives (siw). They fail now, with
+ * IBV_WC_WR_FLUSH_ERR, in post order among the completions held, which
+ * then go to out.
+ */
+void gpspm_fail_orphans(gpspm_engine *g, conn_flush *flush, completion_out *out);
+
+/*
  * Moves the held completions whose turn has come into out: at the start
  * of every take and after every answer. ready_all: the connection is down
  * and drained, nothing more will be answered.

@@ -10,6 +10,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -362,6 +363,65 @@ static void polls_sweep_after_failed_completion(void **state)
 	assert_int_equal(rpma_cq_get_wc(cq, 4, many, &got), RPMA_E_NO_COMPLETION);
 }
 
+/* rpma_cq_wait in a thread of its own, so that a test can tell it blocks */
+static int waited;
+static int wait_done;
+
+static void *wait_run(void *arg)
+{
+	(void)arg;
+	waited = rpma_cq_wait(cq);
+	__atomic_store_n(&wait_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The same peer gone, for a program that sleeps in rpma_cq_wait: no
+ * connection event comes, and the device sends no completion of what its
+ * queue pair holds in the error state. The wait ends at the failure's
+ * drain time, and the take after it completes the flush still in flight.
+ */
+static void wait_ends_after_failed_completion(void **state)
+{
+	(void)state;
+	static int a;
+	struct rpma_batch_op ops[2] = { write_op(0, 64), flush_op(&a) };
+	assert_int_equal(rpma_post_batch(conn, ops, 2, 0), 0);
+	const unsigned write_index = fake_verbs_sends() - 2;
+	struct ibv_wc failed;
+	memset(&failed, 0, sizeof(failed));
+	failed.wr_id = fake_verbs_send(write_index)->wr.wr_id;
+	failed.status = IBV_WC_RETRY_EXC_ERR;
+	failed.qp_num = id->qp->qp_num;
+	const long long at = now_ms();
+	fake_verbs_push_wc(id->qp->send_cq, &failed);
+	fake_verbs_push_cq_event(id->qp->send_cq->channel, id->qp->send_cq);
+	assert_int_equal(rpma_cq_wait(cq), 0);
+	struct ibv_wc wc;
+	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
+
+	pthread_t t;
+	wait_done = 0;
+	assert_int_equal(pthread_create(&t, NULL, wait_run, NULL), 0);
+	while (!__atomic_load_n(&wait_done, __ATOMIC_ACQUIRE) && now_ms() - at < 2000) {
+		struct timespec ts = { 0, 2000000L };
+		nanosleep(&ts, NULL);
+	}
+	const bool blocked = !__atomic_load_n(&wait_done, __ATOMIC_ACQUIRE);
+	if (blocked)
+		fake_verbs_push_cq_event(id->qp->send_cq->channel, id->qp->send_cq);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	if (blocked)
+		fail_msg("rpma_cq_wait still blocked 2 s after the failed completion");
+	assert_int_equal(waited, 0);
+	assert_true(now_ms() - at >= 250);
+	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	assert_ptr_equal((void *)(uintptr_t)wc.wr_id, &a);
+	assert_int_equal(rpma_cq_get_wc(cq, 1, &wc, NULL), RPMA_E_NO_COMPLETION);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +433,7 @@ int main(void)
 		T(failed_flush_holds_nothing),
 		T(post_minus_one_is_eio),
 		T(polls_sweep_after_failed_completion),
+		T(wait_ends_after_failed_completion),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -1220,6 +1220,13 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 /* the probe the library posted as send record n */
 static uint64_t expect_probe(unsigned n)
 {
@@ -2755,6 +2762,55 @@ static void wait__not_for_held_before_their_turn(void **state)
 	expect_nothing();
 }
 
+/*
+ * A peer gone without a connection event, on a device that never flushes
+ * what its queue pair held in the error state (siw): an application's
+ * operation fails, and the receives and the answer never complete. Once
+ * the failure's drain time is over, the polls fail the flush awaiting its
+ * answer, before the failed write posted after it, and give its place
+ * back.
+ */
+static void sweep__gpspm_after_failed_completion(void **state)
+{
+	(void)state;
+	static int ctx;
+	struct rpma_mr_local *mr = app_mr();
+	struct req a = flush(0, 8, ALWAYS, &ctx);
+	sent(a, IBV_WC_SUCCESS);
+	assert_int_equal(rpma_write(g.conn, rmr, 0, mr, 0, 8, ALWAYS, (void *)0x61), 0);
+	struct ibv_wc wc = fx_wc(0x61, IBV_WC_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR);
+	wc.qp_num = g.id->qp->qp_num;
+	const long long at = now_ms();
+	fake_verbs_push_wc(g.icq, &wc);
+	/* the write's failure waits behind the flush */
+	expect_nothing();
+
+	struct rpma_completion c[2];
+	int got = 0;
+	while (got < 2) {
+		int ret = rpma_cq_get_completion(g.cq, &c[got]);
+		if (ret == RPMA_E_NO_COMPLETION) {
+			if (now_ms() - at > 5000)
+				fail_msg("the flush was not swept within 5 s of the failure");
+			sleep_ms(5);
+			continue;
+		}
+		assert_int_equal(ret, 0);
+		got++;
+	}
+	assert_true(now_ms() - at >= 250);
+	assert_int_equal(c[0].op, RPMA_OP_FLUSH);
+	assert_ptr_equal(c[0].op_context, &ctx);
+	assert_int_equal(c[0].op_status, IBV_WC_WR_FLUSH_ERR);
+	assert_ptr_equal(c[1].op_context, (void *)0x61);
+	assert_int_equal(c[1].op_status, IBV_WC_RETRY_EXC_ERR);
+	expect_nothing();
+	/* the flush's place came back: as many flushes as the target takes may be posted */
+	for (int i = 0; i < TARGET_DEPTH; i++)
+		flush(0, 8, ON_ERROR, &ctx);
+	fx_mr_dereg(&mr);
+}
+
 /* nothing to wait for without GPSPM; refused where the application has no CQ */
 static void room__other_connections(void **state)
 {
@@ -2871,6 +2927,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(wait__conn_wait_then_get_one,
 						gp_setup_shared_channel, gp_teardown),
 		T(wait__not_for_held_before_their_turn),
+		T(sweep__gpspm_after_failed_completion),
 		T(target__persist_ctx_fn),
 		T(client__status_mapping),
 		T(client__send_fails),
