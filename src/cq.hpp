@@ -202,7 +202,7 @@ inline void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion 
 	cmpl->op_status = wc.status;
 	/*
 	 * A flush carries no data; the other fields of a failed completion
-	 * mean nothing. Two branches, not one: a flush's op and byte_len are
+	 * mean nothing but its op. Two branches, not one: a flush's op and byte_len are
 	 * then two constants side by side, stored at once.
 	 */
 	if (is_flush) {
@@ -213,7 +213,12 @@ inline void completion_from_wc(const ibv_wc &wc, bool is_flush, rpma_completion 
 		return;
 	}
 	if (wc.status != IBV_WC_SUCCESS) {
-		cmpl->op = RPMA_OP_READ;
+		/*
+		 * A provider's opcode of a failed completion means nothing;
+		 * the library's own completion of an atomic write (GPSPM's,
+		 * refused or failed) names the write, and so says what it is.
+		 */
+		cmpl->op = wc.opcode == IBV_WC_RDMA_WRITE ? RPMA_OP_WRITE : RPMA_OP_READ;
 		cmpl->byte_len = 0;
 		cmpl->flags = 0;
 		cmpl->imm = 0;

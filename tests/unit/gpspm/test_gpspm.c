@@ -2312,6 +2312,44 @@ static void atomic__behind_unanswered_flush(void **state)
 	assert_int_equal(r->wr.wr.rdma.remote_addr, RADDR + 64);
 }
 
+/*
+ * An atomic write the target refuses completes as what it is, an atomic
+ * write (RPMA_OP_WRITE, as rpma_atomic_write's every completion), failed,
+ * and with its own context: through either interface.
+ */
+static void atomic__refused_completes_as_write(void **state)
+{
+	(void)state;
+	static int ctx, wctx[2];
+	const char word[8] = { 0 };
+	for (int i = 0; i < 2; i++) {
+		struct req a = flush(0, 64, ON_ERROR, &ctx);
+		unsigned n = fake_verbs_sends();
+		assert_int_equal(rpma_atomic_write(g.conn, rmr, 64, word, ALWAYS, &wctx[i]), 0);
+		uint8_t value[8];
+		struct req w = parse_atomic_write(fake_verbs_send(n), value);
+		sent(a, IBV_WC_SUCCESS);
+		sent(w, IBV_WC_SUCCESS);
+		answer(a, ST_OK);
+		answer(w, ST_NOT_WRITABLE);
+		if (i == 0) {
+			struct rpma_completion c;
+			memset(&c, 0x5a, sizeof(c));
+			assert_int_equal(rpma_cq_get_completion(g.cq, &c), 0);
+			assert_ptr_equal(c.op_context, &wctx[0]);
+			assert_int_not_equal(c.op_status, IBV_WC_SUCCESS);
+			assert_int_equal(c.op, RPMA_OP_WRITE);
+		} else {
+			struct ibv_wc wc;
+			assert_int_equal(rpma_cq_get_wc(g.cq, 1, &wc, NULL), 0);
+			assert_int_equal(wc.wr_id, (uintptr_t)&wctx[1]);
+			assert_int_not_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.opcode, IBV_WC_RDMA_WRITE);
+		}
+		expect_nothing();
+	}
+}
+
 /* a region that offers no GPSPM cannot carry it: the application waits */
 static void atomic__region_without_gpspm(void **state)
 {
@@ -2915,6 +2953,7 @@ int main(void)
 		T(atomic__behind_unanswered_flush),
 		T(atomic__region_without_gpspm),
 		T(atomic__refused_after_refused_flush),
+		T(atomic__refused_completes_as_write),
 		T(target__atomic_write),
 		T(target__atomic_write_not_writable),
 		T(target__atomic_write_fenced),
