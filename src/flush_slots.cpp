@@ -96,11 +96,13 @@ flush_slot *conn_flush::claim_searching(const void *op_context, bool signaled, u
 	for (uint32_t i = 0; i < capacity; i++) {
 		flush_slot *slot = &slots[(first + i) & slots_mask];
 		uint8_t expected = 0;
-		if (slot->state.compare_exchange_strong(expected, FLUSH_SLOT_IN_USE | kind,
+		if (slot->state.compare_exchange_strong(expected, FLUSH_SLOT_CLAIMING | kind,
 							std::memory_order_acquire,
 							std::memory_order_relaxed)) {
 			set_op_context(slot, op_context);
-			slot->signaled = signaled;
+			set_signaled(slot, signaled, kind);
+			/* published with its fields: see FLUSH_SLOT_CLAIMING */
+			slot->state.store(FLUSH_SLOT_IN_USE | kind, std::memory_order_release);
 			return slot;
 		}
 	}
@@ -110,15 +112,21 @@ flush_slot *conn_flush::claim_searching(const void *op_context, bool signaled, u
 uint32_t conn_flush::sweep(completion_out *out, uint32_t qp_num)
 {
 	uint32_t gpspm_retired = 0;
+	/*
+	 * In post order: slots are claimed round robin, so the oldest claim
+	 * is at the next slot to claim, once the table has wrapped.
+	 */
+	const uint32_t oldest = next_slot.load(std::memory_order_relaxed);
 	for (uint32_t i = 0; i <= slots_mask && !out->full(); i++) {
-		flush_slot *slot = &slots[i];
+		flush_slot *slot = &slots[(oldest + i) & slots_mask];
 		uint8_t state = slot->state.load(std::memory_order_acquire);
 		if (!(state & FLUSH_SLOT_IN_USE))
 			continue;
 		const void *op_context = slot->op_context;
 		/* an answer held for its send's completion, which will not come now */
 		const bool held = state & FLUSH_SLOT_ANSWER_HELD;
-		const bool report = (slot->signaled && !(state & FLUSH_SLOT_COMPLETED)) || held;
+		const bool report =
+		    (slot_signaled(slot, state) && !(state & FLUSH_SLOT_COMPLETED)) || held;
 		/* a completion that comes after all finds the slot retired, and is dropped */
 		if (!slot->state.compare_exchange_strong(state, FLUSH_SLOT_SWEPT,
 							 std::memory_order_acq_rel))
@@ -143,7 +151,7 @@ bool conn_flush::any_in_flight() const
 	for (uint32_t i = 0; i <= slots_mask; i++) {
 		const uint8_t state = slots[i].state.load(std::memory_order_acquire);
 		if ((state & FLUSH_SLOT_IN_USE) && !(state & FLUSH_SLOT_COMPLETED) &&
-		    slots[i].signaled)
+		    slot_signaled(&slots[i], state))
 			return true;
 	}
 	return false;

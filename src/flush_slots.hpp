@@ -62,6 +62,14 @@ enum flush_slot_state : uint8_t {
 	 * everything posted before the request (answer_status keeps it)
 	 */
 	FLUSH_SLOT_ANSWER_HELD = 1 << 6,
+	/*
+	 * Claimed, its fields not stored yet: no one but the claimer reads
+	 * the slot until FLUSH_SLOT_IN_USE shows, with a release after its
+	 * op_context and signaled. A sweep in between would report the
+	 * previous occupant's context, and the new flush's completion would
+	 * then find the slot swept and be dropped.
+	 */
+	FLUSH_SLOT_CLAIMING = 1 << 7,
 };
 
 /*
@@ -162,6 +170,21 @@ struct conn_flush {
 			return claim_searching(op_context, signaled, kind);
 		return slot;
 	}
+	/*
+	 * Only a GPSPM slot may be unsignaled (an unsignaled read-after-write
+	 * or native flush has no slot): the others keep no flag, and
+	 * slot_signaled() says true for them. The claim of every flush of a
+	 * data path then publishes its slot with no more stores than before.
+	 */
+	static void set_signaled(flush_slot *slot, bool signaled, uint8_t kind)
+	{
+		if (kind & FLUSH_SLOT_GPSPM)
+			slot->signaled = signaled;
+	}
+	static bool slot_signaled(const flush_slot *slot, uint8_t state)
+	{
+		return !(state & FLUSH_SLOT_GPSPM) || slot->signaled;
+	}
 	/* claim() without the search: NULL when the next slot is taken */
 	flush_slot *claim_next(const void *op_context, bool signaled, uint8_t kind)
 	{
@@ -169,14 +192,18 @@ struct conn_flush {
 		flush_slot *slot = &slots[next & slots_mask];
 		uint8_t expected = 0;
 		if (__builtin_expect(!slot->state.compare_exchange_strong(
-					 expected, FLUSH_SLOT_IN_USE | kind,
+					 expected, FLUSH_SLOT_CLAIMING | kind,
 					 std::memory_order_acquire, std::memory_order_relaxed),
 				     0))
 			return nullptr;
 		/* a racing store may set it back: the next claim then searches, that is all */
 		next_slot.store(next + 1, std::memory_order_relaxed);
 		set_op_context(slot, op_context);
-		slot->signaled = signaled;
+		set_signaled(slot, signaled, kind);
+		/* published with its fields: see FLUSH_SLOT_CLAIMING */
+		slot->state.store(FLUSH_SLOT_IN_USE | kind, std::memory_order_release);
+		if (slot == nullptr)
+			__builtin_unreachable(); /* an element of slots: the caller tests nothing */
 		return slot;
 	}
 	/* claim() when the next slot is taken: every slot is looked at once */

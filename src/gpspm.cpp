@@ -210,8 +210,10 @@ void fail_in_flight(gpspm_engine *g, conn_flush *flush, ibv_wc_status status, co
 {
 	g->broken.store(true, std::memory_order_release);
 	const uint8_t waiting = FLUSH_SLOT_IN_USE | FLUSH_SLOT_GPSPM | FLUSH_SLOT_SENT;
+	/* in post order: from the oldest claim of the round robin (flush_slots.cpp's sweep) */
+	const uint32_t oldest = flush->next_slot.load(std::memory_order_relaxed);
 	for (uint32_t i = 0; i <= flush->slots_mask; i++) {
-		flush_slot *slot = &flush->slots[i];
+		flush_slot *slot = &flush->slots[(oldest + i) & flush->slots_mask];
 		const uint8_t state = slot->state.load(std::memory_order_acquire);
 		if ((state & (waiting | FLUSH_SLOT_COMPLETED)) != waiting)
 			continue;
@@ -569,8 +571,7 @@ void gpspm_request_sent_late(gpspm_engine *g, conn_flush *flush, flush_slot *slo
 
 void gpspm_fail_orphans(gpspm_engine *g, conn_flush *flush, completion_out *out)
 {
-	/* once: the requests it fails leave the flow control, and broken stays */
-	if (!g->broken.load(std::memory_order_relaxed))
+	if (!g->broken.load(std::memory_order_relaxed)) /* once: broken stays */
 		fail_in_flight(g, flush, IBV_WC_WR_FLUSH_ERR, out);
 	gpspm_release(g, false, out);
 }

@@ -363,6 +363,48 @@ static void polls_sweep_after_failed_completion(void **state)
 	assert_int_equal(rpma_cq_get_wc(cq, 4, many, &got), RPMA_E_NO_COMPLETION);
 }
 
+/*
+ * The slots are handed out round robin: once the table has wrapped, the
+ * flushes in flight sit at its end and at its start. The sweep completes
+ * them in post order all the same, as the send queue would have.
+ */
+static void swept_in_post_order_after_wrap(void **state)
+{
+	(void)state;
+	static int done, ctx[4];
+	/* find the table's size: every slot in flight, then all of them completed */
+	int slots = 0;
+	for (;; slots++) {
+		assert_true(slots < 1024);
+		int ret = flush(&done);
+		if (ret == RPMA_E_NOMEM)
+			break;
+		assert_int_equal(ret, 0);
+	}
+	const unsigned first = fake_verbs_sends() - (unsigned)slots;
+	struct rpma_completion cmpl;
+	for (int i = 0; i < slots; i++) {
+		device_completes(first + (unsigned)i, IBV_WC_SUCCESS);
+		assert_int_equal(rpma_cq_get_completion(cq, &cmpl), 0);
+	}
+	/* two more, so that the next four are the last two slots and the first two */
+	for (int i = 0; i < slots - 2; i++) {
+		assert_int_equal(flush(&done), 0);
+		device_completes(fake_verbs_sends() - 1, IBV_WC_SUCCESS);
+		assert_int_equal(rpma_cq_get_completion(cq, &cmpl), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(flush(&ctx[i]), 0);
+	peer_gone();
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(rpma_cq_wait_completion(cq, &cmpl, -1), 0);
+		assert_int_equal(cmpl.op_status, IBV_WC_WR_FLUSH_ERR);
+		assert_ptr_equal(cmpl.op_context, &ctx[i]);
+	}
+	expect_nothing_more();
+	expect_closed();
+}
+
 /* rpma_cq_wait in a thread of its own, so that a test can tell it blocks */
 static int waited;
 static int wait_done;
@@ -434,6 +476,7 @@ int main(void)
 		T(post_minus_one_is_eio),
 		T(polls_sweep_after_failed_completion),
 		T(wait_ends_after_failed_completion),
+		T(swept_in_post_order_after_wrap),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);

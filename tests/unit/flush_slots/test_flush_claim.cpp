@@ -101,7 +101,8 @@ void finds_the_free_slot(void **)
 	static int other;
 	for (size_t k = 0; k < taken.size(); k++) {
 		flush->release(taken[k]);
-		flush_slot *slot = flush->claim(&other, false, 0);
+		/* a GPSPM flush: only its slot keeps whether it is signaled */
+		flush_slot *slot = flush->claim(&other, false, rpma::FLUSH_SLOT_GPSPM);
 		assert_ptr_equal(slot, taken[k]);
 		assert_ptr_equal(slot->op_context, &other);
 		assert_false(slot->signaled);
