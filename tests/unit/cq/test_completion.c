@@ -536,6 +536,24 @@ static void get__error_status(void **state)
 	assert_int_equal(c.op_status, IBV_WC_REM_ACCESS_ERR);
 }
 
+/*
+ * A successful completion with an opcode nothing of the library's posts
+ * (a memory window's bind): handed out failed (IBV_WC_GENERAL_ERR), with
+ * a warning, never as a successful read.
+ */
+static void get__unexpected_opcode(void **state)
+{
+	(void)state;
+	int ctx = 0;
+	unsigned warnings = fx_log_count(RPMA_LOG_LEVEL_WARNING);
+	push_wc(icq, (uintptr_t)&ctx, IBV_WC_BIND_MW);
+	struct rpma_completion c = poisoned();
+	assert_int_equal(rpma_cq_get_completion(cq, &c), 0);
+	assert_ptr_equal(c.op_context, &ctx);
+	assert_int_equal(c.op_status, IBV_WC_GENERAL_ERR);
+	assert_true(fx_log_count(RPMA_LOG_LEVEL_WARNING) > warnings);
+}
+
 static void get__flush_error_status(void **state)
 {
 	(void)state;
@@ -971,6 +989,7 @@ int main(void)
 		T(get__recv_rdma_with_imm_value),
 		T(get__recv_byte_len),
 		T(get__error_status),
+		T(get__unexpected_opcode),
 		T(get__flush_error_status),
 		T(get__fifo_and_gone),
 		T(get__empty),

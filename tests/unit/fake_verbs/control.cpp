@@ -220,6 +220,7 @@ void reset_locked()
 		s.failures[i].clear();
 	}
 	s.iwarp = s.odp = s.atomic_write = s.flush = false;
+	s.odp_rc_caps = 0;
 	s.blocking_channels = false;
 	s.cq_event_delay_ms = 0;
 	s.pmem = nullptr;

@@ -199,8 +199,10 @@ int query_device_ex(ibv_context *ctx, ibv_device_attr_ex *attr)
 	if (s.odp) {
 		attr->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
 		attr->odp_caps.per_transport_caps.rc_odp_caps =
-		    IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE |
-		    IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+		    s.odp_rc_caps ? s.odp_rc_caps
+				  : IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+					IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+					IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
 		attr->odp_caps.per_transport_caps.uc_odp_caps = 0;
 		attr->odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND;
 		attr->xrc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV;
@@ -315,6 +317,14 @@ void fake_verbs_set_odp(bool odp)
 {
 	guard g(st().lock);
 	st().odp = odp;
+	st().odp_rc_caps = 0;
+}
+
+void fake_verbs_set_odp_rc_caps(uint32_t rc_caps)
+{
+	guard g(st().lock);
+	st().odp = true;
+	st().odp_rc_caps = rc_caps;
 }
 
 void fake_verbs_set_native_atomic_write(bool supported)

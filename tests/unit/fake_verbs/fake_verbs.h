@@ -103,6 +103,12 @@ void fake_verbs_set_cq_event_delay(int ms);
 
 /* Make the device report on-demand paging support for RC (and implicit ODP). */
 void fake_verbs_set_odp(bool odp);
+/*
+ * Make the device report on-demand paging with only rc_caps
+ * (IBV_ODP_SUPPORT_*) for RC: a device that can fault in pages for some
+ * operations and not others.
+ */
+void fake_verbs_set_odp_rc_caps(uint32_t rc_caps);
 
 /* Make the device report the native 8-byte atomic write. */
 void fake_verbs_set_native_atomic_write(bool supported);

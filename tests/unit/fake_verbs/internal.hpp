@@ -157,6 +157,8 @@ struct state {
 	/* ibv_get_cq_event() takes this long before it takes its event */
 	std::atomic<int> cq_event_delay_ms{ 0 };
 	bool odp = false;
+	/* the RC transport's ODP capabilities when odp; 0: every one */
+	uint32_t odp_rc_caps = 0;
 	bool atomic_write = false;
 	bool flush = false;
 	const uint8_t *pmem = nullptr;

@@ -237,6 +237,32 @@ static void odp_not_capable(void **state)
 	assert_int_equal(odp, 0);
 }
 
+/*
+ * A device whose RC transport can fault in pages for some operations only
+ * is not ODP capable: a region registered on demand must serve remote
+ * reads and writes both (the target's) and local ones (the initiator's).
+ */
+static void odp_some_operations_only(void **state)
+{
+	(void)state;
+	const uint32_t partial[] = {
+		IBV_ODP_SUPPORT_READ,
+		IBV_ODP_SUPPORT_WRITE,
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_READ,
+	};
+	for (size_t i = 0; i < sizeof(partial) / sizeof(partial[0]); i++) {
+		fake_verbs_set_odp_rc_caps(partial[i]);
+		int odp = 42;
+		assert_int_equal(rpma_utils_ibv_context_is_odp_capable(fake_verbs_context(), &odp),
+				 0);
+		assert_int_equal(odp, 0);
+	}
+	fake_verbs_set_odp_rc_caps(IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE);
+	int odp = 42;
+	assert_int_equal(rpma_utils_ibv_context_is_odp_capable(fake_verbs_context(), &odp), 0);
+	assert_int_equal(odp, 1);
+}
+
 static void odp_query_fails(void **state)
 {
 	(void)state;
@@ -338,6 +364,7 @@ int main(void)
 		UT_TEST(odp_null_out),
 		UT_TEST(odp_capable),
 		UT_TEST(odp_not_capable),
+		UT_TEST(odp_some_operations_only),
 		UT_TEST(odp_query_fails),
 		UT_TEST(event_2str_undefined),
 		UT_TEST(event_2str_established),
