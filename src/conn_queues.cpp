@@ -103,15 +103,19 @@ int rpma::conn_queues_create(rpma_peer *peer, rdma_cm_id *id, const rpma_conn_cf
 		/*
 		 * Posts stop once as many completions are held as the send
 		 * queue and the CQ have entries. Then what can still be held:
-		 * a completion of every entry of the send queue, one of every
-		 * request awaiting its answer (as many as this side keeps
-		 * receives: a failed receive fails them all at once), and
-		 * those of the entries one poll reads, whose send queue
-		 * entries are free before the posts are told.
+		 * every completion the CQ holds, since a provider may free a
+		 * send queue entry once its completion is in the CQ, before
+		 * anyone polls it (rxe does), so that the CQ, not the send
+		 * queue, bounds what is done and not read; a completion of
+		 * every entry of the send queue; one of every request awaiting
+		 * its answer (as many as this side keeps receives: a failed
+		 * receive fails them all at once); and those of the entries
+		 * one poll reads, whose send queue entries are free before the
+		 * posts are told.
 		 */
 		const uint32_t hold_limit = shape.max_send_wr + main_cq_size;
 		const uint32_t max_held =
-		    hold_limit + shape.max_send_wr + depth + rpma_cq::UNREAD_MAX;
+		    hold_limit + main_cq_size + shape.max_send_wr + depth + rpma_cq::UNREAD_MAX;
 		ret = gpspm_new(peer, gpspm_mode, depth, hold_limit, max_held, probe_after_ms,
 				&q.gpspm);
 		if (ret)
