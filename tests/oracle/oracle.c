@@ -26,15 +26,20 @@
  * reads and (where the receive queue is the application's) sends, each
  * signaled or not, one by one or as rpma_post_batch, keeping at most
  * WINDOW operations unfinished. One or two polling threads take the
- * completions (rpma_cq_wait_completion, or rpma_cq_get_wc the librpma 1.x
- * way) and check (a), (b) and (d) on each; a thread of the target watches
- * the commit words and checks (c) each time one moves.
+ * completions (rpma_cq_wait_completion, rpma_cq_get_wc of up to 4, or the
+ * librpma 1.x loop of rpma_cq_wait and rpma_cq_get_wc of one) and check
+ * (a), (b) and (d) on each; a thread of the target watches the commit
+ * words and checks (c) each time one moves. A GPSPM target answers slowly
+ * now and then (the seed says when and how slowly), so that completions
+ * wait in the library and posts meet its back-pressure.
  *
  * RPMA_ORACLE_SEED=N reruns a seed; RPMA_ORACLE_OPS=N sets the operations
  * (10000 by default, over all posting threads).
  */
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -68,6 +73,17 @@
 #define REGION_SIZE  (2u << 20)
 #define MSG_LEN	     16
 #define SERVER_RECVS 32
+/*
+ * A stream (GPSPM): a persistent flush that the target answers after
+ * STREAM_SLOW_US, then STREAM_MIN to 2 * STREAM_MIN signaled writes posted
+ * one at a time past the window, while the pollers take their completions
+ * and the library must hold them behind the flush: more than the
+ * connection's send queue and CQ have entries together (about 450 here),
+ * so that only the library's back-pressure keeps the held store bounded.
+ */
+#define STREAM_MIN     600
+#define STREAM_ONE_IN  2500
+#define STREAM_SLOW_US 150000
 
 enum op_kind { OP_WRITE, OP_FLUSH_P, OP_FLUSH_V, OP_ATOMIC, OP_READ, OP_SEND, OP_KINDS };
 static const char *const kind_name[] = {
@@ -91,6 +107,8 @@ struct shared {
 	 */
 	atomic_ullong send_tickets;
 	atomic_ullong recvs_posted;
+	/* a stream is about to begin: the next persist call is a slow one */
+	atomic_bool slow_next;
 	atomic_bool done;
 };
 
@@ -179,6 +197,17 @@ static const unsigned char *durable_view(void)
 static void persist_and_record(void *ctx, const void *ptr, size_t len)
 {
 	(void)ctx;
+	/*
+	 * A slow answer now and then, as the seed says (one call in 32, 1 to
+	 * 8 ms): the completions posted behind it wait in the library, the
+	 * posts keep going, and the held store meets its limit.
+	 */
+	static atomic_ullong calls;
+	const unsigned long long call = atomic_fetch_add(&calls, 1);
+	if (atomic_exchange(&sh->slow_next, false))
+		usleep(STREAM_SLOW_US);
+	else if (mix(seed ^ (0x5100 + call)) % 32 == 0)
+		usleep((useconds_t)(1000 + mix(seed + call) % 7000));
 	const size_t off = (size_t)((const unsigned char *)ptr - region);
 	/* what a crash would keep: the bytes as they are now */
 	memcpy(durable + off, ptr, len);
@@ -369,6 +398,7 @@ static struct poster posts[MAX_POSTERS];
 static atomic_uint posters_done;
 static atomic_ullong counts[OP_KINDS];
 static atomic_ullong completions_taken, batches, room_waits, taken_order, signaled_posted;
+static atomic_ullong streams, stream_writes, sq_full_waits;
 
 static unsigned long long rnd(struct poster *ps)
 {
@@ -459,10 +489,49 @@ static void completed(uint64_t ctx, int status, enum rpma_op op, bool from_wc, i
 	verify_up_to(ps, n);
 }
 
+/* how a polling thread takes completions (from the seed) */
+enum poll_style {
+	POLL_WAIT_COMPLETION, /* rpma_cq_wait_completion */
+	POLL_GET_WC,	      /* rpma_cq_get_wc of up to 4, busy */
+	POLL_WAIT_GET_ONE,    /* librpma 1.x: rpma_cq_wait, then rpma_cq_get_wc of one */
+	POLL_STYLES
+};
+
+/*
+ * POLL_WAIT_GET_ONE: rpma_cq_wait, then rpma_cq_get_wc of one, on the CQ's
+ * fd made non-blocking so that the thread can end. An event may cover
+ * more completions than one take hands out, and those still in the CQ
+ * raise no event of their own: when the wait finds no event, the take
+ * is made all the same, and only when that finds nothing either does the
+ * thread sleep, in poll(2), for at most 1 ms (rpma_cq_get_fd(3), NOTES).
+ */
+static bool wait_get_one(struct rpma_cq *cq, int fd, struct ibv_wc *wc)
+{
+	const int waited = rpma_cq_wait(cq);
+	if (waited != RPMA_E_NO_COMPLETION)
+		T_OK(waited);
+	const int ret = rpma_cq_get_wc(cq, 1, wc, NULL);
+	if (ret == 0)
+		return true;
+	if (ret != RPMA_E_NO_COMPLETION)
+		T_OK(ret);
+	if (waited == RPMA_E_NO_COMPLETION) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		(void)poll(&pfd, 1, 1);
+	}
+	return false;
+}
+
 static void *poll_thread(void *arg)
 {
-	const bool as_1x = (uintptr_t)arg & 1;
+	const enum poll_style style = (enum poll_style)(uintptr_t)arg;
+	const bool as_1x = style != POLL_WAIT_COMPLETION;
 	struct rpma_cq *cq = t_cq(conn);
+	int fd = -1;
+	if (style == POLL_WAIT_GET_ONE) {
+		T_OK(rpma_cq_get_fd(cq, &fd));
+		T_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	}
 	unsigned long long seen = 0;
 	long long progress_at = t_now_ms();
 	for (;;) {
@@ -483,7 +552,11 @@ static void *poll_thread(void *arg)
 			if (t_now_ms() > progress_at + T_WAIT_MS)
 				break;
 		}
-		if (as_1x) {
+		if (style == POLL_WAIT_GET_ONE) {
+			struct ibv_wc wc;
+			if (wait_get_one(cq, fd, &wc))
+				completed(wc.wr_id, wc.status, RPMA_OP_READ, true, wc.opcode);
+		} else if (as_1x) {
 			struct ibv_wc wc[4];
 			int got = 0;
 			int ret = rpma_cq_get_wc(cq, 4, wc, &got);
@@ -574,32 +647,118 @@ static void wait_room(const char *what, long long deadline)
 		T_FAIL("%s: no room in the flow control for %d ms", what, T_WAIT_MS);
 	}
 	int ret = rpma_conn_wait_flush_room(conn, 100);
+	/* the completions the library holds are to be taken first: the pollers take them */
+	if (ret == RPMA_E_AGAIN) {
+		usleep(50);
+		return;
+	}
 	if (ret && ret != RPMA_E_NO_COMPLETION)
 		T_OK(ret);
 }
 
-/* posts call again while the GPSPM flow control says so */
+/*
+ * Whether a post that returned ret is to be tried again: the GPSPM flow
+ * control or its back-pressure said so (after a wait for room), or the
+ * send queue was full (the provider's ENOMEM, after a pause for the
+ * pollers), within the limit since the first try.
+ */
+static bool post_again(int ret, const char *what, long long deadline)
+{
+	if (ret == RPMA_E_AGAIN) {
+		wait_room(what, deadline);
+		return true;
+	}
+	if (ret != RPMA_E_PROVIDER || rpma_err_get_provider_error() != ENOMEM)
+		return false;
+	atomic_fetch_add(&sq_full_waits, 1);
+	if (t_now_ms() > deadline) {
+		report_stall();
+		T_FAIL("%s: the send queue stayed full for %d ms", what, T_WAIT_MS);
+	}
+	usleep(100);
+	return true;
+}
+
 #define POSTED(call)                                                                               \
 	({                                                                                         \
 		int ret_;                                                                          \
 		const long long deadline_ = t_now_ms() + T_WAIT_MS;                                \
-		while ((ret_ = (call)) == RPMA_E_AGAIN)                                            \
-			wait_room(#call, deadline_);                                               \
+		while (post_again(ret_ = (call), #call, deadline_))                                \
+			;                                                                          \
 		ret_;                                                                              \
 	})
+
+/*
+ * One write of a stream: the thread's last record again, with the bytes it
+ * already has, so that the truth does not move while hundreds of writes
+ * are in flight. Then, as the seed says, a take (the completions it hands
+ * out are checked as the pollers check theirs) or a wait for room without
+ * a take: either reads the CQ, as an application that keeps one write in
+ * flight does, so that the CQ holds no more than its size (a provider may
+ * free a send queue entry once its completion is in the CQ, before it is
+ * polled: rxe does). A full send queue (the provider's ENOMEM) waits for
+ * the pollers.
+ */
+static void post_stream_write(struct poster *ps, unsigned n, bool wait_between)
+{
+	struct op *o = &ps->ops[n];
+	const unsigned long long s = ps->seq - 1;
+	o->kind = OP_WRITE;
+	o->signaled = true;
+	atomic_fetch_add(&signaled_posted, 1);
+	atomic_store(&ps->posted, n + 1);
+	int ret =
+	    POSTED(rpma_write(conn, dst, record_off(ps->p, s), ps->staging_mr, (s % NREC) * RLEN,
+			      RLEN, RPMA_F_COMPLETION_ALWAYS, ctx_of(ps->p, n)));
+	T_OK(ret);
+	atomic_fetch_add(&counts[OP_WRITE], 1);
+	atomic_fetch_add(&stream_writes, 1);
+	if (wait_between) {
+		ret = rpma_conn_wait_flush_room(conn, 10);
+		if (ret && ret != RPMA_E_AGAIN && ret != RPMA_E_NO_COMPLETION)
+			T_OK(ret);
+		return;
+	}
+	struct ibv_wc wc[4];
+	int got = 0;
+	ret = rpma_cq_get_wc(t_cq(conn), 4, wc, &got);
+	if (ret == RPMA_E_NO_COMPLETION)
+		return;
+	T_OK(ret);
+	for (int i = 0; i < got; i++)
+		completed(wc[i].wr_id, wc[i].status, RPMA_OP_READ, true, wc[i].opcode);
+}
 
 static void *post_thread(void *arg)
 {
 	struct poster *ps = arg;
 	const unsigned p = ps->p;
+	unsigned stream_left = 0;
+	bool stream_waits = false, streamed = false;
 	for (unsigned n = 0; n < ps->n_ops; n++) {
+		if (stream_left) {
+			post_stream_write(ps, n, stream_waits);
+			stream_left--;
+			continue;
+		}
 		/* room for this one and the next: a batch takes two */
 		wait_window(ps, n + 1);
 		struct op *o = &ps->ops[n];
 		unsigned long long r = rnd(ps);
+		/* a stream now and then, and once in every GPSPM run: its flush first */
+		const bool stream_starts =
+		    GPSPM && ps->seq > 0 && n + 2 * STREAM_MIN < ps->n_ops &&
+		    ((r >> 32) % STREAM_ONE_IN == 0 || (p == 0 && !streamed && n >= ps->n_ops / 2));
+		if (stream_starts) {
+			stream_left = STREAM_MIN + (unsigned)((r >> 40) % STREAM_MIN);
+			stream_waits = (r >> 60) % 2 == 0;
+			streamed = true;
+			atomic_fetch_add(&streams, 1);
+			atomic_store(&sh->slow_next, true);
+		}
 		/* a signaled operation now and then, and always at the end */
-		o->signaled =
-		    r % 4 == 0 || n == ps->n_ops - 1 || n % SIGNAL_EVERY == SIGNAL_EVERY - 1;
+		o->signaled = r % 4 == 0 || n == ps->n_ops - 1 ||
+			      n % SIGNAL_EVERY == SIGNAL_EVERY - 1 || stream_starts;
 		const int flags =
 		    o->signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
 		unsigned k = (unsigned)((r >> 8) % 100);
@@ -620,6 +779,8 @@ static void *post_thread(void *arg)
 			o->kind = OP_WRITE;
 		if (o->kind == OP_ATOMIC && ps->pflushed == ps->committed)
 			o->kind = OP_READ;
+		if (stream_starts)
+			o->kind = OP_FLUSH_P;
 		const bool batch = (r >> 20) % 5 == 0 && o->kind == OP_WRITE && n + 1 < ps->n_ops;
 		if (o->signaled)
 			atomic_fetch_add(&signaled_posted, 1);
@@ -632,8 +793,9 @@ static void *post_thread(void *arg)
 			pattern(p, s, src);
 			atomic_store(&sh->written[p], s + 1);
 			if (!batch) {
-				T_OK(rpma_write(conn, dst, record_off(p, s), ps->staging_mr,
-						(s % NREC) * RLEN, RLEN, flags, ctx_of(p, n)));
+				T_OK(POSTED(rpma_write(conn, dst, record_off(p, s), ps->staging_mr,
+						       (s % NREC) * RLEN, RLEN, flags,
+						       ctx_of(p, n))));
 				break;
 			}
 			/* the write and a persistent flush of it, as one batch */
@@ -663,11 +825,21 @@ static void *post_thread(void *arg)
 			records_range(p, f->lo, f->hi, &b[1].remote_offset, &b[1].len);
 			b[1].flush_type = RPMA_FLUSH_TYPE_PERSISTENT;
 			atomic_store(&ps->posted, n + 2);
-			int failed = -1;
-			int ret;
+			/*
+			 * Refused (RPMA_E_AGAIN): nothing went. The provider
+			 * failed (a full send queue): the elements before
+			 * *failed went, the rest goes again.
+			 */
+			int ret, sent = 0;
 			const long long deadline = t_now_ms() + T_WAIT_MS;
-			while ((ret = rpma_post_batch(conn, b, 2, &failed)) == RPMA_E_AGAIN)
-				wait_room("rpma_post_batch", deadline);
+			for (;;) {
+				int failed = -1;
+				ret = rpma_post_batch(conn, b + sent, 2 - sent, &failed);
+				if (ret == RPMA_E_PROVIDER && failed > 0)
+					sent += failed;
+				if (!post_again(ret, "rpma_post_batch", deadline))
+					break;
+			}
 			T_OK(ret);
 			atomic_fetch_add(&batches, 1);
 			atomic_fetch_add(&counts[OP_WRITE], 1);
@@ -702,8 +874,8 @@ static void *post_thread(void *arg)
 			break;
 		}
 		case OP_READ:
-			T_OK(rpma_read(conn, ps->sink_mr, 0, dst, slice_off(p), 8, flags,
-				       ctx_of(p, n)));
+			T_OK(POSTED(rpma_read(conn, ps->sink_mr, 0, dst, slice_off(p), 8, flags,
+					      ctx_of(p, n))));
 			break;
 		case OP_SEND: {
 			const unsigned long long ticket = atomic_fetch_add(&sh->send_tickets, 1);
@@ -784,7 +956,7 @@ static void client(void)
 	pthread_t pt[MAX_POSTERS], qt[2];
 	for (unsigned q = 0; q < pollers; q++)
 		T_EQ(pthread_create(&qt[q], NULL, poll_thread,
-				    (void *)(uintptr_t)((seed >> (16 + q)) & 1)),
+				    (void *)(uintptr_t)((seed >> (16 + 4 * q)) % POLL_STYLES)),
 		     0);
 	for (unsigned p = 0; p < posters; p++)
 		T_EQ(pthread_create(&pt[p], NULL, post_thread, &posts[p]), 0);
@@ -816,16 +988,19 @@ static void client(void)
 			}
 		}
 	}
-	t_log("%llu operations in %lld ms: %llu writes, %llu persistent and %llu visibility "
-	      "flushes, %llu atomic writes, %llu reads, %llu sends; %llu signaled, %llu "
-	      "completions, %llu batches, %llu waits for room",
-	      ops, took, (unsigned long long)counts[OP_WRITE],
-	      (unsigned long long)counts[OP_FLUSH_P], (unsigned long long)counts[OP_FLUSH_V],
-	      (unsigned long long)counts[OP_ATOMIC], (unsigned long long)counts[OP_READ],
-	      (unsigned long long)counts[OP_SEND], signaled,
-	      (unsigned long long)atomic_load(&completions_taken),
-	      (unsigned long long)atomic_load(&batches),
-	      (unsigned long long)atomic_load(&room_waits));
+	t_log(
+	    "%llu operations in %lld ms: %llu writes, %llu persistent and %llu visibility "
+	    "flushes, %llu atomic writes, %llu reads, %llu sends; %llu signaled, %llu "
+	    "completions, %llu batches, %llu waits for room; %llu streams of %llu writes "
+	    "in all, %llu waits for the send queue",
+	    ops, took, (unsigned long long)counts[OP_WRITE], (unsigned long long)counts[OP_FLUSH_P],
+	    (unsigned long long)counts[OP_FLUSH_V], (unsigned long long)counts[OP_ATOMIC],
+	    (unsigned long long)counts[OP_READ], (unsigned long long)counts[OP_SEND], signaled,
+	    (unsigned long long)atomic_load(&completions_taken),
+	    (unsigned long long)atomic_load(&batches), (unsigned long long)atomic_load(&room_waits),
+	    (unsigned long long)atomic_load(&streams),
+	    (unsigned long long)atomic_load(&stream_writes),
+	    (unsigned long long)atomic_load(&sq_full_waits));
 	t_signal('D');
 	t_await('V');
 	const unsigned long long v = atomic_load(&sh->violations);
@@ -880,9 +1055,9 @@ int main(void)
 		ops_total = MAX_OPS;
 	posters = 1 + (unsigned)(seed % MAX_POSTERS);
 	pollers = 1 + (unsigned)((seed >> 8) % 2);
-	t_log("seed %llu (rerun: RPMA_ORACLE_SEED=%llu): %u posting and %u polling threads, "
-	      "%u operations",
-	      seed, seed, posters, pollers, ops_total);
+	t_log("seed %llu (rerun: RPMA_ORACLE_SEED=%llu): %u posting and %u polling threads "
+	      "(styles %llu, %llu), %u operations",
+	      seed, seed, posters, pollers, (seed >> 16) % 3, (seed >> 20) % 3, ops_total);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	durable =
 	    mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
