@@ -877,6 +877,18 @@ int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms);
 int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 
 /*
+ * Extension: answers the incoming request *req_ptr with a reject that
+ * carries pdata (may be NULL; at most 148 bytes on InfiniBand and RoCE),
+ * releases the request and sets *req_ptr to NULL. Its queue pair is never
+ * connected: a server can tell a client something (a challenge, a reason)
+ * without giving it a queue pair. The client sees RPMA_CONN_REJECTED and
+ * reads pdata with rpma_conn_get_private_data(). RPMA_E_INVAL, with the
+ * request kept, for an outgoing request or empty private data.
+ */
+int rpma_conn_req_reject(struct rpma_conn_req **req_ptr,
+			 const struct rpma_conn_private_data *pdata);
+
+/*
  * Extension: several operations on one connection posted together, as one
  * chain of work requests: one doorbell (on soft RoCE one system call)
  * instead of one per operation. A persistent write is a write and a flush

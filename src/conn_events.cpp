@@ -187,6 +187,17 @@ static int take_cm_event(conn_events *ev, rpma_conn_event *event)
 		ev->set_private_data(cm_event->param.conn.private_data,
 				     cm_event->param.conn.private_data_len);
 	}
+	if (conn_event == RPMA_CONN_REJECTED && ev->private_data_len == 0 &&
+	    cm_event->param.conn.private_data && cm_event->param.conn.private_data_len) {
+		/*
+		 * A server that refused with an answer (rpma_conn_req_reject).
+		 * On InfiniBand and RoCE the REJ always carries 148 bytes, the
+		 * answer and zeros after it. What the connection already knows
+		 * (a client's request data, on the passive side) stays.
+		 */
+		ev->set_private_data(cm_event->param.conn.private_data,
+				     cm_event->param.conn.private_data_len);
+	}
 	if (event_ends_connection(conn_event))
 		bring_down(ev, conn_event);
 

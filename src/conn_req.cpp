@@ -236,6 +236,38 @@ int rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
 	return conn_req_destroy(req, req->passive);
 }
 
+int rpma_conn_req_reject(struct rpma_conn_req **req_ptr, const struct rpma_conn_private_data *pdata)
+{
+	RPMA_CHECK_ARG(req_ptr != nullptr && *req_ptr != nullptr);
+	rpma_conn_req *req = *req_ptr;
+	/*
+	 * Only the passive side has somebody to answer. The arguments are
+	 * checked before the request is taken, so that a program that got
+	 * them wrong can still connect or delete it.
+	 */
+	if (!req->passive) {
+		RPMA_LOG_ERROR("invalid argument: an outgoing request has nobody to reject");
+		return RPMA_E_INVAL;
+	}
+	if (pdata != nullptr && (pdata->ptr == nullptr || pdata->len == 0)) {
+		RPMA_LOG_ERROR("invalid argument: empty private data");
+		return RPMA_E_INVAL;
+	}
+	*req_ptr = nullptr;
+
+	/*
+	 * The answer travels in the CM's reject (a REJ on InfiniBand and
+	 * RoCE, an MPA reply with the reject bit on iWARP), so the request's
+	 * QP never leaves the INIT state it was created in: a peer that is
+	 * refused never holds a queue pair that could reach a region.
+	 */
+	int ret = 0;
+	if (verbs::reject(req->id, pdata ? pdata->ptr : nullptr, pdata ? pdata->len : 0))
+		ret = RPMA_PROVIDER_FAILED(errno, "rdma_reject");
+	const int destroy_ret = conn_req_destroy(req, false);
+	return ret ? ret : destroy_ret;
+}
+
 int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
 			  const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr)
 {

@@ -607,6 +607,29 @@ public:
 		return detail::fetch<conn>(&rpma_conn_req_connect, &ptr_, &pdata);
 	}
 
+	/*
+	 * Extension: refuses an incoming request with private data carried
+	 * by the reject (copied by the call), without ever connecting its
+	 * queue pair. The request is consumed as by connect(): *this is empty
+	 * afterwards, unless the arguments were refused (an outgoing request,
+	 * or more than 255 bytes: errc::inval).
+	 */
+	result<void> reject() noexcept
+	{
+		return result<void>::from_code(rpma_conn_req_reject(&ptr_, nullptr));
+	}
+	result<void> reject(span<const std::byte> private_data) noexcept
+	{
+		if (private_data.size() > UINT8_MAX)
+			return errc::inval;
+		if (private_data.empty())
+			return reject();
+		rpma_conn_private_data pdata{ const_cast<void *>(
+						  static_cast<const void *>(private_data.data())),
+					      static_cast<std::uint8_t>(private_data.size()) };
+		return result<void>::from_code(rpma_conn_req_reject(&ptr_, &pdata));
+	}
+
 	/* a receive posted before the connection exists: dst until it completes */
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
 			  const void *op_context = nullptr) noexcept

@@ -991,6 +991,34 @@ void conn_req_peer_addr()
 	CHECK(none.get_peer_addr().error() == rpma::errc::inval);
 }
 
+/* reject(): the reject carries the bytes, the request is consumed, nothing is accepted */
+void conn_req_reject()
+{
+	auto peer = rpma::peer::create(fake_verbs_context());
+	CHECK(peer);
+	auto ep = rpma::ep::listen(*peer, ADDR, PORT);
+	CHECK(ep);
+	rdma_cm_id *listener = fake_verbs_last_id();
+	CHECK(listener != nullptr && listener->channel != nullptr);
+	fake_verbs_push_cm_event(listener->channel, RDMA_CM_EVENT_CONNECT_REQUEST, nullptr, nullptr,
+				 0);
+	auto in = ep->next_conn_req();
+	CHECK(in);
+	const std::byte answer[3] = { std::byte{ 'n' }, std::byte{ 'o' }, std::byte{ 0 } };
+	CHECK(in->reject(rpma::span<const std::byte>(answer, sizeof(answer))));
+	CHECK(!*in);
+	std::uint8_t len = 0;
+	const void *sent = fake_verbs_last_conn_pdata(&len);
+	CHECK(sent != nullptr && len == sizeof(answer) && std::memcmp(sent, answer, len) == 0);
+	CHECK(fake_verbs_calls(FAKE_REJECT) == 1 && fake_verbs_calls(FAKE_ACCEPT) == 0);
+
+	/* an outgoing request has nobody to answer, and stays */
+	auto out = rpma::conn_req::create(*peer, ADDR, PORT);
+	CHECK(out);
+	CHECK(out->reject().error() == rpma::errc::inval);
+	CHECK(*out);
+}
+
 } /* namespace */
 
 int main()
@@ -1007,6 +1035,7 @@ int main()
 		TEST_CASE(events_and_private_data),
 		TEST_CASE(is_up_follows_the_events),
 		TEST_CASE(conn_req_peer_addr),
+		TEST_CASE(conn_req_reject),
 		TEST_CASE(descriptors_round_trip),
 		TEST_CASE(configurations_round_trip),
 		TEST_CASE(versioned_descriptors_and_gpspm_cfg),

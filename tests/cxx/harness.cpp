@@ -218,6 +218,7 @@ int __real_rpma_conn_req_new(rpma_peer *, const char *, const char *, const rpma
 			     rpma_conn_req **);
 int __real_rpma_conn_req_delete(rpma_conn_req **);
 int __real_rpma_conn_req_connect(rpma_conn_req **, const rpma_conn_private_data *, rpma_conn **);
+int __real_rpma_conn_req_reject(rpma_conn_req **, const rpma_conn_private_data *);
 int __real_rpma_conn_delete(rpma_conn **);
 int __real_rpma_ep_listen(rpma_peer *, const char *, const char *, rpma_ep **);
 int __real_rpma_ep_next_conn_req(rpma_ep *, const rpma_conn_cfg *, rpma_conn_req **);
@@ -243,6 +244,7 @@ int __wrap_rpma_conn_req_new(rpma_peer *peer, const char *addr, const char *port
 int __wrap_rpma_conn_req_delete(rpma_conn_req **ptr);
 int __wrap_rpma_conn_req_connect(rpma_conn_req **req_ptr, const rpma_conn_private_data *pdata,
 				 rpma_conn **conn_ptr);
+int __wrap_rpma_conn_req_reject(rpma_conn_req **req_ptr, const rpma_conn_private_data *pdata);
 int __wrap_rpma_conn_delete(rpma_conn **ptr);
 int __wrap_rpma_ep_listen(rpma_peer *peer, const char *addr, const char *port, rpma_ep **ptr);
 int __wrap_rpma_ep_next_conn_req(rpma_ep *ep, const rpma_conn_cfg *cfg, rpma_conn_req **ptr);
@@ -339,6 +341,22 @@ int __wrap_rpma_conn_req_connect(rpma_conn_req **req_ptr, const rpma_conn_privat
 		tracker::gone(req);
 	if (ret == 0 && conn_ptr != nullptr)
 		tracker::created(*conn_ptr, tracker::K_CONN);
+	return ret;
+}
+
+/* consumes the request once past the argument checks, as connect does */
+int __wrap_rpma_conn_req_reject(rpma_conn_req **req_ptr, const rpma_conn_private_data *pdata)
+{
+	if (tracker::depth > 0)
+		return __real_rpma_conn_req_reject(req_ptr, pdata);
+	rpma_conn_req *req = req_ptr != nullptr ? *req_ptr : nullptr;
+	if (req != nullptr && !tracker::is_live(req)) {
+		tracker::violation("conn_req %p rejected but not alive", static_cast<void *>(req));
+		return RPMA_E_INVAL;
+	}
+	int ret = tracker::inside([&] { return __real_rpma_conn_req_reject(req_ptr, pdata); });
+	if (req != nullptr && *req_ptr != req)
+		tracker::gone(req);
 	return ret;
 }
 

@@ -123,6 +123,44 @@ static void is_up__established_keeps_private_data(void **state)
 	fx_conn_delete(&conn);
 }
 
+static void rejected__keeps_the_servers_answer(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	static const char answer[] = "not yet: prove it";
+	fake_verbs_push_cm_event(fx_conn_channel(id), RDMA_CM_EVENT_REJECTED, id, answer,
+				 sizeof(answer));
+	expect_next_event(conn, RPMA_CONN_REJECTED);
+	struct rpma_conn_private_data pdata;
+	assert_int_equal(rpma_conn_get_private_data(conn, &pdata), 0);
+	assert_int_equal(pdata.len, sizeof(answer));
+	assert_memory_equal(pdata.ptr, answer, sizeof(answer));
+	bool up = true;
+	assert_int_equal(rpma_conn_is_up(conn, &up), 0);
+	assert_false(up);
+	fx_conn_delete(&conn);
+}
+
+static void rejected__keeps_the_clients_request(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	static const char request[] = "the client's words";
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_passive(ep, evch, NULL, request, sizeof(request), &id);
+	/* a reject that reaches the passive side does not replace what the client sent */
+	fake_verbs_push_cm_event(fx_conn_channel(id), RDMA_CM_EVENT_REJECTED, id, "other", 6);
+	expect_next_event(conn, RPMA_CONN_REJECTED);
+	struct rpma_conn_private_data pdata;
+	assert_int_equal(rpma_conn_get_private_data(conn, &pdata), 0);
+	assert_int_equal(pdata.len, sizeof(request));
+	assert_memory_equal(pdata.ptr, request, sizeof(request));
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
 static void is_up__events_keep_their_order(void **state)
 {
 	(void)state;
@@ -506,6 +544,8 @@ int main(void)
 		T(is_up__device_removal),
 		T(is_up__connect_error),
 		T(is_up__established_keeps_private_data),
+		T(rejected__keeps_the_servers_answer),
+		T(rejected__keeps_the_clients_request),
 		T(is_up__events_keep_their_order),
 		T(is_up__error_state_fails),
 		T(next_event__closed_brings_down),

@@ -2,7 +2,7 @@
 /*
  * test_conn_req.c -- rpma_conn_req_new, rpma_conn_req_delete,
  * rpma_conn_req_connect, rpma_conn_req_recv, rpma_conn_req_get_private_data,
- * rpma_conn_req_get_peer_addr
+ * rpma_conn_req_get_peer_addr, rpma_conn_req_reject
  */
 
 #include <errno.h>
@@ -1221,6 +1221,152 @@ static void get_peer_addr__active_ipv6(void **state)
 	assert_int_equal(rpma_conn_req_delete(&req), 0);
 }
 
+/* rpma_conn_req_reject */
+
+static void reject__null_req_ptr(void **state)
+{
+	(void)state;
+	FX_INVAL(rpma_conn_req_reject(NULL, NULL));
+}
+
+static void reject__null_req(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = NULL;
+	FX_INVAL(rpma_conn_req_reject(&req, NULL));
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
+}
+
+static void reject__active_is_kept(void **state)
+{
+	(void)state;
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	struct rpma_conn_req *kept = req;
+	FX_INVAL(rpma_conn_req_reject(&req, NULL));
+	/* nothing was sent and the request can still be used */
+	assert_ptr_equal(req, kept);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_int_equal(fake_verbs_live_objects(), base);
+}
+
+static void reject__empty_pdata_is_kept(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rpma_conn_req *kept = req;
+	struct rpma_conn_private_data no_len = { buf, 0 };
+	struct rpma_conn_private_data no_ptr = { NULL, 4 };
+	FX_INVAL(rpma_conn_req_reject(&req, &no_len));
+	FX_INVAL(rpma_conn_req_reject(&req, &no_ptr));
+	assert_ptr_equal(req, kept);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+/*
+ * The answer travels in the reject; the request's QP is never handed to
+ * rdma_accept (which would connect it), and everything is released.
+ */
+static void reject__carries_pdata(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, "hello", 6, &id);
+	assert_int_equal(id->qp->state, IBV_QPS_INIT);
+	static const char answer[] = "a challenge";
+	struct rpma_conn_private_data pdata = { (void *)answer, sizeof(answer) };
+	assert_int_equal(rpma_conn_req_reject(&req, &pdata), 0);
+	assert_null(req);
+	assert_int_equal(fake_verbs_id_calls(id, FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
+	uint8_t len = 0;
+	const void *sent = fake_verbs_last_conn_pdata(&len);
+	assert_non_null(sent);
+	assert_int_equal(len, sizeof(answer));
+	assert_memory_equal(sent, answer, sizeof(answer));
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_QP), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_ID), 1);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void reject__no_pdata(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	assert_int_equal(rpma_conn_req_reject(&req, NULL), 0);
+	assert_null(req);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
+	assert_null(fake_verbs_last_conn_pdata(NULL));
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+/* a GPSPM request's queues and serving thread go with it */
+static void reject__gpspm_thread(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_cfg *cfg = fx_cfg(16, 0, false);
+	assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD), 0);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, NULL);
+	struct rpma_conn_private_data pdata = { buf, 16 };
+	assert_int_equal(rpma_conn_req_reject(&req, &pdata), 0);
+	assert_null(req);
+	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_cfg_delete(&cfg);
+	fx_shutdown(&ep);
+}
+
+/* a failed reject is reported, and the request is released all the same */
+static void reject__reject_fails(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rpma_conn_private_data pdata = { buf, 200 };
+	fake_verbs_fail(FAKE_REJECT, 1, EINVAL);
+	assert_int_equal(rpma_conn_req_reject(&req, &pdata), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EINVAL);
+	assert_non_null(strstr(fx_log_last(), "rdma_reject"));
+	assert_null(req);
+	/* one reject only: the failed one is not followed by an empty one */
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+static void reject__destroy_fails(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	fake_verbs_fail(FAKE_DESTROY_ID, 1, EBUSY);
+	assert_int_equal(rpma_conn_req_reject(&req, NULL), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_err_get_provider_error(), EBUSY);
+	assert_null(req);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
+	fx_discard();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1290,6 +1436,15 @@ int main(void)
 		T(get_peer_addr__unknown_family),
 		T(get_peer_addr__active),
 		T(get_peer_addr__active_ipv6),
+		T(reject__null_req_ptr),
+		T(reject__null_req),
+		T(reject__active_is_kept),
+		T(reject__empty_pdata_is_kept),
+		T(reject__carries_pdata),
+		T(reject__no_pdata),
+		T(reject__gpspm_thread),
+		T(reject__reject_fails),
+		T(reject__destroy_fails),
 #undef T
 	};
 	cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * conn_req_reject.c -- a server answers a request with rpma_conn_req_reject:
+ * the client sees RPMA_CONN_REJECTED with the server's bytes, and no queue
+ * pair of the server ever left INIT for it (the kernel's own list of QPs,
+ * `rdma resource show qp`, read while the request is held and after the
+ * answer); a second request, answered with no data, likewise
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* the most a reject carries on RoCE; iWARP delivers exactly what was sent */
+#define ROCE_REJECT_LEN 148
+#define ANSWER_LEN	40
+#define HELLO_LEN	24
+
+struct qp_census {
+	int total;     /* QPs of this process that the kernel lists */
+	int connected; /* of them, in a state past INIT (RTR, RTS, SQD, SQE, ERR) */
+	bool any;      /* whether the kernel listed any QP at all */
+};
+
+/*
+ * Reads the kernel's resource tracking: one line per QP, with its state
+ * and the pid of the process that made it. A state other than RESET
+ * (siw's, before it connects) or INIT (rxe's) means the QP was connected
+ * (RTR and RTS) or was, once (ERR).
+ */
+static struct qp_census qp_census(void)
+{
+	struct qp_census c = { 0, 0, false };
+	/* -d: without it iproute2 6.1 lists no QP of siw's */
+	FILE *f = popen("rdma -d resource show qp 2>/dev/null", "r");
+	if (f == NULL)
+		t_skip("cannot run rdma(8) to list the kernel's QPs");
+	const long me = (long)getpid();
+	bool any = false;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "lqpn ") == NULL)
+			continue;
+		any = true;
+		const char *pid = strstr(line, " pid ");
+		if (pid == NULL || strtol(pid + 5, NULL, 10) != me)
+			continue;
+		c.total++;
+		const char *state = strstr(line, " state ");
+		if (state == NULL)
+			t_fail(__FILE__, __LINE__, "a QP without a state: %s", line);
+		state += 7;
+		if (strncmp(state, "INIT ", 5) != 0 && strncmp(state, "RESET ", 6) != 0) {
+			t_log("connected: %s", line);
+			c.connected++;
+		}
+	}
+	pclose(f);
+	c.any = any;
+	return c;
+}
+
+static void refuse(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg, bool with_answer)
+{
+	struct rpma_conn_req *req = t_next_req(ep, cfg);
+	struct qp_census held = qp_census();
+	/* the request's QP and the client's, at least, exist now */
+	if (!held.any)
+		t_skip("rdma(8) lists no QP: iproute2's rdma tool is missing");
+	T_ASSERT(held.total >= 1);
+	T_EQ(held.connected, 0);
+
+	unsigned char answer[ANSWER_LEN];
+	t_fill(answer, sizeof(answer), 77);
+	struct rpma_conn_private_data pd = { answer, sizeof(answer) };
+	T_OK(rpma_conn_req_reject(&req, with_answer ? &pd : NULL));
+	T_PTR_EQ(req, NULL);
+	/* the library sent its own copy */
+	memset(answer, 0, sizeof(answer));
+
+	/* the client heard the answer; the request's QP is gone, never connected */
+	t_await('R');
+	struct qp_census after = qp_census();
+	T_EQ(after.total, 0);
+	T_EQ(after.connected, 0);
+}
+
+static void server(void)
+{
+	struct rpma_peer *peer = t_peer_new();
+	struct rpma_ep *ep = t_listen(peer);
+
+	/* a GPSPM request has its serving thread from the start: refused all the same */
+	struct rpma_conn_cfg *cfg = NULL;
+	T_OK(rpma_conn_cfg_new(&cfg));
+	T_OK(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_THREAD));
+	refuse(ep, cfg, true);
+	T_OK(rpma_conn_cfg_delete(&cfg));
+	refuse(ep, NULL, false);
+
+	T_OK(rpma_ep_shutdown(&ep));
+	T_OK(rpma_peer_delete(&peer));
+}
+
+static void attempt(struct rpma_peer *peer, bool with_answer)
+{
+	struct rpma_conn_req *req = t_client_req(peer, NULL);
+	unsigned char hello[HELLO_LEN];
+	t_fill(hello, sizeof(hello), 7);
+	struct rpma_conn_private_data out = { hello, sizeof(hello) };
+	struct rpma_conn *conn = NULL;
+	T_OK(rpma_conn_req_connect(&req, &out, &conn));
+	t_expect_event(conn, RPMA_CONN_REJECTED);
+
+	struct rpma_conn_private_data pd = { NULL, 0 };
+	T_OK(rpma_conn_get_private_data(conn, &pd));
+	t_log("private data of the reject: %u bytes", pd.len);
+	if (with_answer) {
+		T_ASSERT(pd.ptr != NULL);
+		T_EQ(pd.len, t_is_siw() ? ANSWER_LEN : ROCE_REJECT_LEN);
+		T_PATTERN(pd.ptr, ANSWER_LEN, 0, 77);
+	} else if (t_is_siw()) {
+		T_EQ(pd.len, 0);
+	} else {
+		/* RoCE's REJ has its 148 bytes whatever was sent: zeros */
+		T_EQ(pd.len, ROCE_REJECT_LEN);
+		for (unsigned i = 0; i < pd.len; i++)
+			T_EQ(((const unsigned char *)pd.ptr)[i], 0);
+	}
+	T_OK(rpma_conn_delete(&conn));
+	t_signal('R');
+}
+
+static void client(void)
+{
+	struct rpma_peer *peer = t_peer_new();
+	attempt(peer, true);
+	attempt(peer, false);
+	T_OK(rpma_peer_delete(&peer));
+}
+
+int main(void)
+{
+	t_init("conn_req_reject", 53);
+	return t_run(server, client);
+}
