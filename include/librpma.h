@@ -889,6 +889,17 @@ int rpma_conn_req_reject(struct rpma_conn_req **req_ptr,
 			 const struct rpma_conn_private_data *pdata);
 
 /*
+ * Extension: lets the connection made from req reach mr by GPSPM (mr
+ * offers it: rpma_mr_set_persist_fn()). A connection that was offered
+ * regions serves GPSPM requests for those only; one that was offered none
+ * serves every region of its peer that offers GPSPM. At most 16 regions
+ * a connection. Call it before rpma_conn_req_connect(). RPMA_E_INVAL when
+ * req carries no GPSPM, mr belongs to another peer or offers no GPSPM, or
+ * 16 regions are offered already.
+ */
+int rpma_conn_req_gpspm_offer(struct rpma_conn_req *req, const struct rpma_mr_local *mr);
+
+/*
  * Extension: several operations on one connection posted together, as one
  * chain of work requests: one doorbell (on soft RoCE one system call)
  * instead of one per operation. A persistent write is a write and a flush

@@ -13,6 +13,7 @@
 #include "cq.hpp"
 #include "err.hpp"
 #include "gpspm.hpp"
+#include "mr.hpp"
 #include "peer.hpp"
 #include "post.hpp"
 #include "runtime.hpp"
@@ -234,6 +235,28 @@ int rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
 		return 0;
 	*req_ptr = nullptr;
 	return conn_req_destroy(req, req->passive);
+}
+
+int rpma_conn_req_gpspm_offer(struct rpma_conn_req *req, const struct rpma_mr_local *mr)
+{
+	RPMA_CHECK_ARG(req != nullptr);
+	RPMA_CHECK_ARG(mr != nullptr);
+	if (req->queues.gpspm == nullptr) {
+		RPMA_LOG_ERROR("invalid argument: the request carries no GPSPM "
+			       "(rpma_conn_cfg_set_gpspm)");
+		return RPMA_E_INVAL;
+	}
+	if (mr->peer != req->peer) {
+		RPMA_LOG_ERROR("invalid argument: the region belongs to another peer");
+		return RPMA_E_INVAL;
+	}
+	const uint64_t id = gpspm_registry_id_of(&req->peer->gpspm_regions, mr);
+	if (id == 0) {
+		RPMA_LOG_ERROR("invalid argument: the region offers no GPSPM "
+			       "(rpma_mr_set_persist_fn)");
+		return RPMA_E_INVAL;
+	}
+	return gpspm_offer(req->queues.gpspm, id);
 }
 
 int rpma_conn_req_reject(struct rpma_conn_req **req_ptr, const struct rpma_conn_private_data *pdata)

@@ -102,15 +102,26 @@ void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 		answer_lost(g);
 }
 
+/* A request of the peer's not served, for whatever reason (logged where it was found). */
+[[gnu::cold, gnu::noinline]] void refuse(gpspm_engine *g, uint32_t slot, uint32_t seq)
+{
+	answer(g, slot, seq, GPSPM_REFUSED);
+	if (gpspm_count_refusal(g) && verbs::disconnect(g->id))
+		(void)RPMA_PROVIDER_FAILED(errno, "rdma_disconnect");
+}
+
 /* A flush request from the peer, decoded. */
 void serve(gpspm_engine *g, const gpspm_message &m)
 {
 	const uint8_t status =
-	    gpspm_registry_persist(&g->peer->gpspm_regions, m.rkey, m.raddr, m.len);
-	/* what the peer commits from now on would cover a range that is not durable */
-	if (status != GPSPM_OK)
+	    gpspm_registry_persist(&g->peer->gpspm_regions, &g->scope, m.rkey, m.raddr, m.len);
+	if (__builtin_expect(status != GPSPM_OK, 0)) {
+		/* what the peer commits from now on would cover a range that is not durable */
 		g->serving_fenced = true;
-	answer(g, m.slot, m.seq, status);
+		refuse(g, m.slot, m.seq);
+		return;
+	}
+	answer(g, m.slot, m.seq, GPSPM_OK);
 }
 
 /* An atomic write request from the peer, decoded: after every request before it. */
@@ -120,9 +131,9 @@ void serve_atomic_write(gpspm_engine *g, const gpspm_message &m)
 	if (g->serving_fenced)
 		RPMA_LOG_ERROR("GPSPM atomic write after a refused flush: refused");
 	else
-		status =
-		    gpspm_registry_atomic_write(&g->peer->gpspm_regions, m.rkey, m.raddr, m.value);
-	answer(g, m.slot, m.seq, status);
+		status = gpspm_registry_atomic_write(&g->peer->gpspm_regions, &g->scope, m.rkey,
+						     m.raddr, m.value);
+	status == GPSPM_OK ? answer(g, m.slot, m.seq, GPSPM_OK) : refuse(g, m.slot, m.seq);
 }
 
 /* Keeps c until its turn comes, among the others in key order. */
@@ -426,7 +437,7 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 	case GPSPM_KIND_SHORT_REQUEST:
 		RPMA_LOG_ERROR("GPSPM request of %u bytes, need %u: refused", len,
 			       GPSPM_REQUEST_SIZE);
-		answer(g, m.slot, m.seq, GPSPM_MALFORMED);
+		refuse(g, m.slot, m.seq);
 		return;
 	case GPSPM_KIND_SHORT_ANSWER:
 		RPMA_LOG_ERROR("GPSPM answer of %u bytes, need %u: ignored", len,
@@ -437,7 +448,7 @@ void gpspm_handle(gpspm_engine *g, conn_flush *flush, const ibv_wc &wc, completi
 		return;
 	default:
 		RPMA_LOG_ERROR("GPSPM message of unknown type %u", m.type);
-		answer(g, m.slot, m.seq, GPSPM_MALFORMED);
+		refuse(g, m.slot, m.seq);
 		return;
 	}
 }

@@ -38,6 +38,7 @@
 
 #include "completion.hpp"
 #include "flush_slots.hpp"
+#include "gpspm_registry.hpp"
 #include "gpspm_wire.hpp"
 #include "post.hpp"
 
@@ -52,6 +53,12 @@ namespace rpma
 constexpr uint32_t GPSPM_SLOT_SIZE = 64;
 /* inline bytes a queue pair needs to send GPSPM messages */
 constexpr uint32_t GPSPM_INLINE_SIZE = GPSPM_REQUEST_SIZE;
+/*
+ * The peer's refused requests after which a target closes the connection:
+ * a program that flushes what it was given is never refused, and one
+ * that looks for what it was not given gets this many tries.
+ */
+constexpr uint32_t GPSPM_REFUSALS_MAX = 4;
 
 struct gpspm_engine {
 	rpma_peer *peer;
@@ -88,6 +95,9 @@ struct gpspm_engine {
 	std::atomic<bool> fenced{ false };
 	/* this side refused a request of the peer's: its atomic writes from then on too */
 	bool serving_fenced;
+	/* the peer's requests this side refused, and the regions it may reach */
+	uint32_t refused;
+	gpspm_scope scope;
 
 	/*
 	 * Ordering (doc/persistence.md, "Ordering"). A send queue completes in
@@ -213,6 +223,20 @@ inline void gpspm_gate_posts(gpspm_engine *g, std::atomic<bool> *posts_held)
 int gpspm_start(gpspm_engine *g, rdma_cm_id *id);
 /* Frees everything; the queue pair must be gone, and no thread polling for it. */
 int gpspm_delete(gpspm_engine **gpspm_ptr);
+/*
+ * Lets the connection of g reach the region with id (of the peer's
+ * gpspm_registry) by GPSPM; from the first, it reaches no other.
+ * RPMA_E_INVAL, logged, when GPSPM_SCOPE_MAX regions are offered already.
+ * Before the connection is made: the serving side reads the scope freely.
+ */
+int gpspm_offer(gpspm_engine *g, uint64_t id);
+/*
+ * Counts a request of the peer's that g refused; true (logged) when the
+ * connection is to be closed, after GPSPM_REFUSALS_MAX of them: every
+ * refusal has one and the same answer, and a peer trying keys and ranges
+ * gets no more tries than that.
+ */
+bool gpspm_count_refusal(gpspm_engine *g);
 
 /*
  * A completion of the library's own GPSPM work (g->owns(wc.wr_id)): a

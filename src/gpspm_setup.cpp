@@ -73,6 +73,7 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ho
 	g->depth = depth;
 	g->buffers = static_cast<uint8_t *>(buffers);
 	g->serving_fenced = false;
+	g->refused = 0;
 	g->requests_sent = 0;
 	g->answers_in = 0;
 	g->held = held;

@@ -32,6 +32,13 @@ enum gpspm_status : uint8_t {
 	 * would commit what never became durable
 	 */
 	GPSPM_FENCED = 6,
+	/*
+	 * What a target answers to every request it does not serve, whatever
+	 * the reason (the codes above are for its log): an answer that told
+	 * them apart would let a peer find the rkeys and ranges of the
+	 * target's regions by trying. Read as NO_REGION by older initiators.
+	 */
+	GPSPM_REFUSED = GPSPM_NO_REGION,
 };
 
 constexpr uint16_t GPSPM_MAGIC = 0x5047; /* "GP" */

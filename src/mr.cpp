@@ -134,6 +134,7 @@ static void gpspm_offer(gpspm_registry *r, rpma_mr_local *mr, rpma_persist_fn *p
 	mr->persist = persist;
 	mr->persist_ctx = persist_ctx;
 	mr->persist_arg = ctx;
+	mr->gpspm_id = r->next_id++;
 	mr->gpspm_prev = nullptr;
 	mr->gpspm_next = r->head;
 	if (r->head)
@@ -153,6 +154,7 @@ static void gpspm_withdraw(gpspm_registry *r, rpma_mr_local *mr)
 	if (mr->gpspm_next)
 		mr->gpspm_next->gpspm_prev = mr->gpspm_prev;
 	mr->gpspm_prev = mr->gpspm_next = nullptr;
+	mr->gpspm_id = 0;
 	mr->persist = nullptr;
 	mr->persist_ctx = nullptr;
 	mr->persist_arg = nullptr;
@@ -177,17 +179,31 @@ static void gpspm_withdraw(gpspm_registry *r, rpma_mr_local *mr)
 	*status = rpma::GPSPM_NO_REGION;
 }
 
+[[gnu::cold, gnu::noinline]] static void gpspm_not_offered(uint32_t rkey, uint8_t *status)
+{
+	RPMA_LOG_ERROR("GPSPM request for rkey %#x: the region was not offered to this connection",
+		       rkey);
+	*status = rpma::GPSPM_NO_REGION;
+}
+
 /*
- * The region with rkey that offers GPSPM, [raddr, raddr + len) inside it;
- * NULL with *status saying why not (logged). The read lock must be held.
+ * The region with rkey that offers GPSPM to a connection of scope,
+ * [raddr, raddr + len) inside it; NULL with *status saying why not
+ * (logged). The read lock must be held.
  */
-[[gnu::always_inline]] static inline rpma_mr_local *
-gpspm_region(const gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t len, uint8_t *status)
+[[gnu::always_inline]] static inline rpma_mr_local *gpspm_region(const gpspm_registry *r,
+								 const gpspm_scope *scope,
+								 uint32_t rkey, uint64_t raddr,
+								 uint64_t len, uint8_t *status)
 {
 	for (rpma_mr_local *mr = r->head; mr != nullptr; mr = mr->gpspm_next) {
 		const ibv_mr *ibv = mr->mr;
 		if (ibv->rkey != rkey)
 			continue;
+		if (__builtin_expect(!gpspm_scope_allows(scope, mr->gpspm_id), 0)) {
+			gpspm_not_offered(rkey, status);
+			return nullptr;
+		}
 		const uint64_t base = reinterpret_cast<uintptr_t>(ibv->addr);
 		if (__builtin_expect(!rpma::gpspm_range_inside(base, ibv->length, raddr, len), 0)) {
 			gpspm_out_of_range(ibv, raddr, len, status);
@@ -199,11 +215,12 @@ gpspm_region(const gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t le
 	return nullptr;
 }
 
-uint8_t rpma::gpspm_registry_persist(gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t len)
+uint8_t rpma::gpspm_registry_persist(gpspm_registry *r, const gpspm_scope *scope, uint32_t rkey,
+				     uint64_t raddr, uint64_t len)
 {
 	uint8_t status = rpma::GPSPM_OK;
 	pthread_rwlock_rdlock(&r->lock);
-	rpma_mr_local *mr = gpspm_region(r, rkey, raddr, len, &status);
+	rpma_mr_local *mr = gpspm_region(r, scope, rkey, raddr, len, &status);
 	if (mr != nullptr && len)
 		mr->persist_range(reinterpret_cast<const void *>(static_cast<uintptr_t>(raddr)),
 				  len);
@@ -211,12 +228,12 @@ uint8_t rpma::gpspm_registry_persist(gpspm_registry *r, uint32_t rkey, uint64_t 
 	return status;
 }
 
-uint8_t rpma::gpspm_registry_atomic_write(gpspm_registry *r, uint32_t rkey, uint64_t raddr,
-					  const uint8_t value[8])
+uint8_t rpma::gpspm_registry_atomic_write(gpspm_registry *r, const gpspm_scope *scope,
+					  uint32_t rkey, uint64_t raddr, const uint8_t value[8])
 {
 	uint8_t status = rpma::GPSPM_OK;
 	pthread_rwlock_rdlock(&r->lock);
-	rpma_mr_local *mr = gpspm_region(r, rkey, raddr, sizeof(uint64_t), &status);
+	rpma_mr_local *mr = gpspm_region(r, scope, rkey, raddr, sizeof(uint64_t), &status);
 	if (mr != nullptr && !(mr->usage & RPMA_MR_USAGE_WRITE_DST)) {
 		RPMA_LOG_ERROR("GPSPM atomic write into a region not registered for remote "
 			       "writes (RPMA_MR_USAGE_WRITE_DST): refused");
@@ -234,6 +251,14 @@ uint8_t rpma::gpspm_registry_atomic_write(gpspm_registry *r, uint32_t rkey, uint
 	}
 	pthread_rwlock_unlock(&r->lock);
 	return status;
+}
+
+uint64_t rpma::gpspm_registry_id_of(gpspm_registry *r, const rpma_mr_local *mr)
+{
+	pthread_rwlock_rdlock(&r->lock);
+	const uint64_t id = mr->gpspm_id;
+	pthread_rwlock_unlock(&r->lock);
+	return id;
 }
 
 extern "C" {
@@ -277,6 +302,7 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->persist_ctx = nullptr;
 	mr->persist_arg = nullptr;
 	mr->gpspm_prev = mr->gpspm_next = nullptr;
+	mr->gpspm_id = 0;
 	*mr_ptr = mr;
 	return 0;
 }

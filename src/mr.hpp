@@ -47,6 +47,7 @@ struct rpma_mr_local {
 	void *persist_arg;
 	rpma_mr_local *gpspm_prev;
 	rpma_mr_local *gpspm_next;
+	uint64_t gpspm_id; /* its id on the peer's list (gpspm_registry), 0 when not on it */
 
 	/* Whether the application said how the region is made persistent. */
 	bool offers_gpspm() const
@@ -95,6 +96,7 @@ namespace rpma
 {
 
 struct gpspm_registry;
+struct gpspm_scope;
 
 /* The ibv access flags a region needs for the given usage on that peer. */
 int usage_to_access(const rpma_peer *peer, int usage);
@@ -106,18 +108,24 @@ inline bool range_fits(uint64_t size, size_t offset, size_t len)
 }
 
 /*
- * Serves a GPSPM request: persists [raddr, raddr + len) of the region with
- * rkey. Returns the rpma::gpspm_status to answer.
+ * Serves a GPSPM request of a connection whose scope is scope: persists
+ * [raddr, raddr + len) of the region with rkey, if the scope lets the
+ * connection reach it. Returns the rpma::gpspm_status that says why not
+ * (logged), for the log: the peer is told only GPSPM_REFUSED.
  */
-uint8_t gpspm_registry_persist(gpspm_registry *r, uint32_t rkey, uint64_t raddr, uint64_t len);
+uint8_t gpspm_registry_persist(gpspm_registry *r, const gpspm_scope *scope, uint32_t rkey,
+			       uint64_t raddr, uint64_t len);
 
 /*
  * Serves a GPSPM atomic write: stores the 8 bytes of value at raddr of the
  * region with rkey, as one aligned store (not persisted: as an RDMA write,
- * it needs a flush). Returns the rpma::gpspm_status.
+ * it needs a flush). Returns the rpma::gpspm_status, as above.
  */
-uint8_t gpspm_registry_atomic_write(gpspm_registry *r, uint32_t rkey, uint64_t raddr,
-				    const uint8_t value[8]);
+uint8_t gpspm_registry_atomic_write(gpspm_registry *r, const gpspm_scope *scope, uint32_t rkey,
+				    uint64_t raddr, const uint8_t value[8]);
+
+/* The id of mr on its peer's list of GPSPM regions; 0 when it offers no GPSPM. */
+uint64_t gpspm_registry_id_of(gpspm_registry *r, const rpma_mr_local *mr);
 
 } /* namespace rpma */
 

@@ -630,6 +630,15 @@ public:
 		return result<void>::from_code(rpma_conn_req_reject(&ptr_, &pdata));
 	}
 
+	/*
+	 * Extension: lets the connection made from this request reach mr by
+	 * GPSPM; from the first region offered, it reaches no other that way.
+	 */
+	result<void> gpspm_offer(const mr_local &mr) noexcept
+	{
+		return result<void>::from_code(rpma_conn_req_gpspm_offer(ptr_, mr.get()));
+	}
+
 	/* a receive posted before the connection exists: dst until it completes */
 	result<void> recv(mr_local &dst, std::size_t offset, std::size_t len,
 			  const void *op_context = nullptr) noexcept

@@ -46,7 +46,11 @@
 #define ST_NOT_WRITABLE 4
 #define ST_MISALIGNED	5
 #define ST_FENCED	6
-#define ATOMIC_WRITE	3
+/* what a target answers to every request it refuses, whatever the reason */
+#define ST_REFUSED ST_NO_REGION
+/* the refusals after which the target closes the connection, with a log line of its own */
+#define REFUSALS_MAX 4
+#define ATOMIC_WRITE 3
 
 #define PMEM_LEN 8192
 
@@ -1081,7 +1085,7 @@ static void client__unknown_type(void **state)
 	request_msg(m, 9, 77, fx_mr_rkey(lmr), at(0), 8);
 	m[3] = 9;
 	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
-	expect_answer(serve(m, sizeof(m)), 9, 77, ST_MALFORMED);
+	expect_answer(serve(m, sizeof(m)), 9, 77, ST_REFUSED);
 	assert_true(fx_log_count(RPMA_LOG_LEVEL_ERROR) > errors);
 	assert_int_equal(persist_calls(), 0);
 }
@@ -1539,7 +1543,7 @@ static void target__wrong_rkey(void **state)
 {
 	(void)state;
 	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
-	expect_served(at(0), 8, fx_mr_rkey(lmr) + 1, ST_NO_REGION);
+	expect_served(at(0), 8, fx_mr_rkey(lmr) + 1, ST_REFUSED);
 	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors + 1);
 	assert_non_null(strstr(fx_log_last(), "rkey"));
 	assert_int_equal(persist_calls(), 0);
@@ -1560,10 +1564,12 @@ static void target__out_of_range(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
-		expect_served(cases[i].raddr, cases[i].len, rkey, ST_OUT_OF_RANGE);
-		assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors + 1);
+		expect_served(cases[i].raddr, cases[i].len, rkey, ST_REFUSED);
+		assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR),
+				 errors + 1 + (i + 1 == REFUSALS_MAX));
 	}
 	assert_int_equal(persist_calls(), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_DISCONNECT), 1);
 }
 
 /* a region withdrawn from GPSPM, or gone, is not persisted any more */
@@ -1619,8 +1625,9 @@ static void target__short_request(void **state)
 	request_msg(m, 3, 44, fx_mr_rkey(lmr), at(0), 8);
 	for (uint32_t len = 12; len < 32; len++) {
 		unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
-		expect_answer(serve(m, len), 3, 44, ST_MALFORMED);
-		assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors + 1);
+		expect_answer(serve(m, len), 3, 44, ST_REFUSED);
+		assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR),
+				 errors + 1 + (len - 11 == REFUSALS_MAX));
 	}
 	assert_int_equal(persist_calls(), 0);
 	/* the whole request, for comparison */
@@ -2418,11 +2425,11 @@ static void target__atomic_write(void **state)
 	/* refused: misaligned, past the region, unknown key; nothing stored */
 	memset(pmem, 0, 64);
 	atomic_write_msg(m, 4, 41, rkey, at(4), word);
-	expect_answer(serve(m, sizeof(m)), 4, 41, ST_MISALIGNED);
+	expect_answer(serve(m, sizeof(m)), 4, 41, ST_REFUSED);
 	atomic_write_msg(m, 4, 42, rkey, at(PMEM_LEN - 4), word);
-	expect_answer(serve(m, sizeof(m)), 4, 42, ST_OUT_OF_RANGE);
+	expect_answer(serve(m, sizeof(m)), 4, 42, ST_REFUSED);
 	atomic_write_msg(m, 4, 43, rkey + 1, at(16), word);
-	expect_answer(serve(m, sizeof(m)), 4, 43, ST_NO_REGION);
+	expect_answer(serve(m, sizeof(m)), 4, 43, ST_REFUSED);
 	for (int i = 0; i < 64; i++)
 		assert_int_equal(pmem[i], 0);
 }
@@ -2437,7 +2444,7 @@ static void target__atomic_write_not_writable(void **state)
 	const uint8_t word[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
 	uint8_t m[32];
 	atomic_write_msg(m, 2, 50, fx_mr_rkey(mr), (uintptr_t)ro, word);
-	expect_answer(serve(m, sizeof(m)), 2, 50, ST_NOT_WRITABLE);
+	expect_answer(serve(m, sizeof(m)), 2, 50, ST_REFUSED);
 	assert_int_equal(ro[0], 0);
 	fx_mr_dereg(&mr);
 }
@@ -2452,7 +2459,7 @@ static void target__atomic_write_fenced(void **state)
 	uint8_t m[32];
 	memset(pmem, 0, 64);
 	atomic_write_msg(m, 1, 60, rkey, at(8), word);
-	expect_answer(serve(m, sizeof(m)), 1, 60, ST_FENCED);
+	expect_answer(serve(m, sizeof(m)), 1, 60, ST_REFUSED);
 	assert_int_equal(pmem[8], 0);
 	/* flushes are still served */
 	expect_served(at(0), 8, rkey, ST_OK);
@@ -2921,6 +2928,145 @@ static void target__persist_ctx_fn(void **state)
 	fx_mr_dereg(&mr);
 }
 
+/*
+ * Scopes: a connection offered regions reaches those only, with the same
+ * answer for a region that exists and one that does not
+ */
+
+/* g again, made from a request offered region (and nothing else) */
+static void gconn_open_offered(struct gconn *c, const struct rpma_mr_local *region)
+{
+	memset(c, 0, sizeof(*c));
+	c->seen = fake_verbs_recvs();
+	struct rpma_conn_cfg *cfg = vd_gpspm_cfg(RPMA_GPSPM_POLLED, DEPTH);
+	struct rpma_conn_req *req = fx_req_active(cfg, &c->id);
+	fx_cfg_delete(&cfg);
+	assert_int_equal(rpma_conn_req_gpspm_offer(req, region), 0);
+	/* twice is once */
+	assert_int_equal(rpma_conn_req_gpspm_offer(req, region), 0);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &c->conn), 0);
+	assert_int_equal(rpma_conn_get_cq(c->conn, &c->cq), 0);
+	c->icq = c->id->qp->send_cq;
+	gconn_sync(c);
+	vd_apply_target(c->conn, false, TARGET_DEPTH);
+}
+
+static void target__scope(void **state)
+{
+	(void)state;
+	static char mine[1024] __attribute__((aligned(64)));
+	struct rpma_mr_local *offered = fx_mr(
+	    mine, sizeof(mine), RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	assert_int_equal(rpma_mr_set_persist_fn(offered, persist_b), 0);
+	fx_conn_delete(&g.conn);
+	gconn_open_offered(&g, offered);
+
+	/* the offered region: served */
+	expect_served((uint64_t)(uintptr_t)mine + 64, 8, fx_mr_rkey(offered), ST_OK);
+	assert_int_equal(persist_calls(), 1);
+	assert_int_equal(calls[0].fn, 1);
+
+	/* lmr offers GPSPM too, but not to this connection: refused, as no region at all is */
+	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	expect_served(at(0), 8, fx_mr_rkey(lmr), ST_REFUSED);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors + 1);
+	assert_non_null(strstr(fx_log_last(), "not offered"));
+	expect_served(at(0), 8, fx_mr_rkey(lmr) + 1000, ST_REFUSED);
+	const uint8_t word[8] = { 7, 7, 7, 7, 7, 7, 7, 7 };
+	uint8_t m[32];
+	memset(pmem, 0, 64);
+	atomic_write_msg(m, 5, 70, fx_mr_rkey(lmr), at(8), word);
+	expect_answer(serve(m, sizeof(m)), 5, 70, ST_REFUSED);
+	assert_int_equal(pmem[8], 0);
+	assert_int_equal(persist_calls(), 1);
+
+	/* withdrawn and offered again, the region is a new one to the connection */
+	assert_int_equal(rpma_mr_set_persist_fn(offered, NULL), 0);
+	assert_int_equal(rpma_mr_set_persist_fn(offered, persist_b), 0);
+	expect_served((uint64_t)(uintptr_t)mine, 8, fx_mr_rkey(offered), ST_REFUSED);
+	assert_int_equal(persist_calls(), 1);
+	fx_mr_dereg(&offered);
+}
+
+/* GPSPM_REFUSALS_MAX refused requests close the connection, once */
+static void target__refusals_close_the_connection(void **state)
+{
+	(void)state;
+	const uint32_t rkey = fx_mr_rkey(lmr);
+	for (int i = 0; i < REFUSALS_MAX - 1; i++)
+		expect_served(at(PMEM_LEN), 8, rkey, ST_REFUSED);
+	assert_int_equal(fake_verbs_calls(FAKE_DISCONNECT), 0);
+	unsigned errors = fx_log_count(RPMA_LOG_LEVEL_ERROR);
+	expect_served(at(0), 8, rkey + 1, ST_REFUSED);
+	assert_int_equal(fake_verbs_id_calls(g.id, FAKE_DISCONNECT), 1);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), errors + 2);
+	assert_non_null(strstr(fx_log_last(), "closing the connection"));
+	/* what was queued behind it is still answered, and nothing more is closed */
+	expect_served(at(0), 8, rkey + 1, ST_REFUSED);
+	assert_int_equal(fake_verbs_calls(FAKE_DISCONNECT), 1);
+	assert_int_equal(persist_calls(), 0);
+}
+
+/* requests served before the limit do not count */
+static void target__served_requests_do_not_count(void **state)
+{
+	(void)state;
+	const uint32_t rkey = fx_mr_rkey(lmr);
+	for (int i = 0; i < REFUSALS_MAX - 1; i++)
+		expect_served(at(PMEM_LEN), 8, rkey, ST_REFUSED);
+	for (int i = 0; i < 8; i++)
+		expect_served(at(0), 8, rkey, ST_OK);
+	assert_int_equal(fake_verbs_calls(FAKE_DISCONNECT), 0);
+}
+
+/* rpma_conn_req_gpspm_offer's arguments */
+static void offer__arguments(void **state)
+{
+	(void)state;
+	static char area[17][256] __attribute__((aligned(64)));
+	struct rpma_mr_local *mr[17];
+	for (int i = 0; i < 17; i++) {
+		mr[i] = fx_mr(area[i], sizeof(area[i]), RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+		assert_int_equal(rpma_mr_set_persist_fn(mr[i], persist_a), 0);
+	}
+	struct rpma_conn_cfg *cfg = vd_gpspm_cfg(RPMA_GPSPM_POLLED, DEPTH);
+	struct rpma_conn_req *req = fx_req_active(cfg, NULL);
+	FX_INVAL(rpma_conn_req_gpspm_offer(NULL, mr[0]));
+	FX_INVAL(rpma_conn_req_gpspm_offer(req, NULL));
+
+	/* a region that offers no GPSPM */
+	static char plain[256] __attribute__((aligned(64)));
+	struct rpma_mr_local *none = fx_mr(plain, sizeof(plain), RPMA_MR_USAGE_WRITE_DST);
+	FX_INVAL(rpma_conn_req_gpspm_offer(req, none));
+	fx_mr_dereg(&none);
+
+	/* a region of another peer */
+	struct rpma_peer *other = NULL;
+	assert_int_equal(rpma_peer_new(fake_verbs_context(), &other), 0);
+	struct rpma_mr_local *theirs = NULL;
+	assert_int_equal(
+	    rpma_mr_reg(other, plain, sizeof(plain), RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &theirs),
+	    0);
+	assert_int_equal(rpma_mr_set_persist_fn(theirs, persist_a), 0);
+	FX_INVAL(rpma_conn_req_gpspm_offer(req, theirs));
+	assert_int_equal(rpma_mr_dereg(&theirs), 0);
+	assert_int_equal(rpma_peer_delete(&other), 0);
+
+	/* sixteen regions, not seventeen */
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(rpma_conn_req_gpspm_offer(req, mr[i]), 0);
+	FX_INVAL(rpma_conn_req_gpspm_offer(req, mr[16]));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+
+	/* a request without GPSPM */
+	req = fx_req_active(NULL, NULL);
+	FX_INVAL(rpma_conn_req_gpspm_offer(req, mr[0]));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_cfg_delete(&cfg);
+	for (int i = 0; i < 17; i++)
+		fx_mr_dereg(&mr[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2957,6 +3103,10 @@ int main(void)
 		T(target__atomic_write),
 		T(target__atomic_write_not_writable),
 		T(target__atomic_write_fenced),
+		T(target__scope),
+		T(target__refusals_close_the_connection),
+		T(target__served_requests_do_not_count),
+		TF(offer__arguments),
 		T(room__wait_after_again),
 		T(room__answers_left_unread),
 		TF(room__other_connections),
