@@ -25,8 +25,8 @@ p1=7419 p2=7420 p3=7421 p4=7422
 
 # the key of the writers and replicas, another one, and one that others can read
 key=$WORK/log.key other=$WORK/other.key open_key=$WORK/open.key
-(umask 077 && head -c 32 /dev/urandom >"$key" && head -c 32 /dev/urandom >"$other")
-head -c 32 /dev/urandom >"$open_key" && chmod 644 "$open_key"
+(umask 077 && head -c 40 /dev/urandom >"$key" && head -c 40 /dev/urandom >"$other")
+head -c 40 /dev/urandom >"$open_key" && chmod 644 "$open_key"
 
 # digest NAME: the last digest NAME printed
 digest() { sed -n 's/.*digest \([0-9a-f]*\).*/\1/p' "$WORK/$1.out" | tail -n 1; }
@@ -52,10 +52,10 @@ if [ "$MODE" = dram ]; then
 		run openkeyw "$ex/writer" --key "$open_key" "$ADDR:$p1"
 		status_is openkeyw 2
 		has openkeyw "is open to its group or others (mode 644)"
-		(umask 077 && printf 'too short\n' >"$WORK/short.key")
+		(umask 077 && printf '%031d\n' 0 >"$WORK/short.key")
 		run shortkey "$ex/replica" --key "$WORK/short.key" "$ADDR" $p1
 		status_is shortkey 2
-		has shortkey "has 9 bytes; a key has 16 to 1024"
+		has shortkey "has 31 bytes; a key has 32 to 1024"
 		run nokeyfile "$ex/writer" --key "$WORK/none.key" "$ADDR:$p1"
 		status_is nokeyfile 2
 		has nokeyfile "cannot open the key file $WORK/none.key"

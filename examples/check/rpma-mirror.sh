@@ -26,7 +26,7 @@ tool=$BIN/../tools/rpma-mirror
 port=7700
 to=$ADDR:$port
 
-(umask 077 && head -c 32 /dev/urandom >"$WORK/key" && head -c 32 /dev/urandom >"$WORK/other.key")
+(umask 077 && head -c 40 /dev/urandom >"$WORK/key" && head -c 40 /dev/urandom >"$WORK/other.key")
 mirror=("$tool/rpma-mirror" -k "$WORK/key")
 peer=("$tool/test-peer" -k "$WORK/key")
 

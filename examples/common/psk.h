@@ -51,7 +51,12 @@
 
 #include <sodium.h>
 
-#define PSK_MIN		    16				 /* bytes of key at least */
+/*
+ * Bytes of key at least: every HELLO hands out an HMAC under the key, so a
+ * peer can try guesses offline; 32 bytes from a random source (psk_make)
+ * put that out of reach, a short passphrase does not.
+ */
+#define PSK_MIN		    32
 #define PSK_MAX		    1024			 /* bytes of key at most */
 #define PSK_NONCE	    16				 /* bytes of a nonce or a challenge */
 #define PSK_PROOF	    crypto_auth_hmacsha256_BYTES /* 32 */
@@ -65,11 +70,14 @@ struct psk {
 };
 
 /*
- * Reads the key from path: 16 to 1024 bytes, one trailing newline (or
- * CRLF) not counted, so that `openssl rand -hex 32 >FILE` and
- * `head -c 32 /dev/urandom >FILE` both make a key. The file must be a
+ * Reads the key from path: 32 to 1024 bytes, one trailing newline (or
+ * CRLF) not counted, so that psk_make(), `openssl rand -hex 32 >FILE`
+ * and `head -c 32 /dev/urandom >FILE` all make a key. The file must be a
  * regular file (not a symbolic link) of the user or of root that neither
- * its group nor others can read or write, as ssh wants of a private key.
+ * its group nor others can read or write, as ssh wants of a private key;
+ * it is opened without blocking and checked on the descriptor opened, so
+ * that a FIFO or a device given as the key cannot hang the program, nor
+ * the file be swapped between the check and the read.
  * 0, or -1 with the reason in why.
  */
 static inline int psk_load(const char *path, struct psk *k, char *why, size_t why_size)
@@ -84,7 +92,7 @@ static inline int psk_load(const char *path, struct psk *k, char *why, size_t wh
 		snprintf(why, why_size, "libsodium cannot start");
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 && errno == ELOOP) {
 		snprintf(why, why_size,
 			 "the key file %s is a symbolic link: give the file it points to", path);
@@ -136,6 +144,47 @@ static inline int psk_load(const char *path, struct psk *k, char *why, size_t wh
 	memcpy(k->key, buf, (size_t)n);
 	k->len = (size_t)n;
 	sodium_memzero(buf, sizeof(buf));
+	return 0;
+}
+
+/*
+ * Makes a new key file at path: 32 bytes of libsodium's random source,
+ * written as 64 hexadecimal digits and a newline (text, so that no byte
+ * of the key is a newline that psk_load() would take away), mode 0600.
+ * An existing file is never overwritten. 0, or -1 with the reason in why.
+ */
+static inline int psk_make(const char *path, char *why, size_t why_size)
+{
+	unsigned char raw[PSK_MIN];
+	char hex[2 * PSK_MIN + 2];
+	int fd;
+
+	if (sodium_init() < 0) {
+		snprintf(why, why_size, "libsodium cannot start");
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		snprintf(why, why_size, "cannot make the key file %s: %s%s", path, strerror(errno),
+			 errno == EEXIST ? " (a key file is never overwritten)" : "");
+		return -1;
+	}
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(hex, sizeof(hex) - 1, raw, sizeof(raw));
+	sodium_memzero(raw, sizeof(raw));
+	hex[2 * PSK_MIN] = '\n';
+	/* the mode of the file made, whatever the umask took away or left */
+	int bad = fchmod(fd, 0600) ||
+		  write(fd, hex, 2 * PSK_MIN + 1) != (ssize_t)(2 * PSK_MIN + 1) || fsync(fd);
+	const int err = errno;
+	sodium_memzero(hex, sizeof(hex));
+	if (close(fd) && !bad)
+		bad = 1;
+	if (bad) {
+		snprintf(why, why_size, "cannot write the key file %s: %s", path, strerror(err));
+		unlink(path);
+		return -1;
+	}
 	return 0;
 }
 

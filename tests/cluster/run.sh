@@ -592,7 +592,7 @@ fi
 
 echo "TAP version 13"
 # 32 random bytes, as printf escapes: the key of the replicated log
-LOG_KEY=$(head -c 32 /dev/urandom | od -An -v -tx1 | tr -s ' \n' ' ' | sed -e 's/ *$//' -e 's/ \([0-9a-f][0-9a-f]\)/\\x\1/g')
+LOG_KEY=$(head -c 40 /dev/urandom | od -An -v -tx1 | tr -s ' \n' ' ' | sed -e 's/ *$//' -e 's/ \([0-9a-f][0-9a-f]\)/\\x\1/g')
 cl_init "$builddir" "$provider" a:host:pmem b:host:pmem c:trixie:pmem d:trixie e:host:pmem
 cl_boot a b || {
 	echo "Bail out! the machines did not boot"

@@ -4,6 +4,7 @@
  *                  the command line, and what both sides share
  *
  * usage: rpma-mirror [options] -k KEYFILE SOURCE ADDR:PORT
+ *        rpma-mirror --make-key KEYFILE
  *        rpma-mirror --serve [options] -k KEYFILE ADDR:PORT TARGET
  *
  * See rpma-mirror(1). The server (server.c) maps TARGET with libpmem2 and
@@ -32,11 +33,13 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: %s [options] -k KEYFILE SOURCE ADDR:PORT\n"
 		"       %s --serve [options] -k KEYFILE ADDR:PORT TARGET\n"
+		"       %s --make-key KEYFILE\n"
 		"Copies SOURCE into the first bytes of TARGET on another host over RDMA,\n"
 		"persistent there, and checks the copy. ADDR: IPv4, [IPv6] or a host name;\n"
 		"PORT: 1 to 65535.\n"
 		"both sides:\n"
-		"  -k, --key KEYFILE     the pre-shared key (16 to 1024 bytes, mode 600)\n"
+		"  -k, --key KEYFILE     the pre-shared key (32 to 1024 bytes, mode 600)\n"
+		"      --make-key KEYFILE  make a new random key there (mode 600), and exit\n"
 		"  -q, --quiet           nothing on standard output\n"
 		"  -v, --verbose         progress lines when not on a terminal; the handshakes\n"
 		"  -h, --help            this, and exit\n"
@@ -55,7 +58,7 @@ static void usage(FILE *to)
 		"      --allow ADDR[/PREFIX]  let in only these peers (repeatable)\n"
 		"SIZE and RATE take K, M and G (powers of 1024). Exit status: 0 the same,\n"
 		"1 different, 2 trouble, 128+N after signal N. See rpma-mirror(1).\n",
-		prog, prog, WINDOW_MAX);
+		prog, prog, prog, WINDOW_MAX);
 }
 
 /* a number with an optional K, M or G, nothing after it; 0 or -1 */
@@ -153,6 +156,7 @@ enum option_id {
 	OPT_WINDOW,
 	OPT_LIMIT,
 	OPT_JSON,
+	OPT_MAKE_KEY,
 };
 
 int main(int argc, char *argv[])
@@ -173,6 +177,7 @@ int main(int argc, char *argv[])
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "make-key", required_argument, NULL, OPT_MAKE_KEY },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct server_options so;
@@ -266,6 +271,15 @@ int main(int argc, char *argv[])
 			co.json = true;
 			client_only = "--json";
 			break;
+		case OPT_MAKE_KEY: {
+			char why[256];
+
+			if (psk_make(optarg, why, sizeof(why))) {
+				complain("%s", why);
+				return EXIT_TROUBLE;
+			}
+			return EXIT_SAME;
+		}
 		case ':':
 			complain("%s needs a value", argv[optind - 1]);
 			usage(stderr);

@@ -37,9 +37,9 @@ expect() {
 		fail "rpma-mirror $* did not print \"$text\" on std$stream: $(cat "$work/$stream")"
 }
 
-(umask 077 && head -c 32 /dev/urandom >"$work/key")
-printf 'too short\n' >"$work/short.key" && chmod 600 "$work/short.key"
-head -c 32 /dev/urandom >"$work/open.key" && chmod 644 "$work/open.key"
+"$mirror" --make-key "$work/key" || fail "--make-key failed"
+printf '%031d\n' 0 >"$work/short.key" && chmod 600 "$work/short.key"
+head -c 40 /dev/urandom >"$work/open.key" && chmod 644 "$work/open.key"
 head -c 2000 /dev/zero >"$work/long.key" && chmod 600 "$work/long.key"
 echo data >"$work/src"
 k=(-k "$work/key")
@@ -77,7 +77,7 @@ synopsis = page.split('.SH SYNOPSIS', 1)[1].split('\n.SH ', 1)[0]
 synopsis = synopsis.replace('\\\n', ' ')
 forms = [plain(line) for line in synopsis.splitlines()
          if line.strip() and not line.startswith('.')]
-usage = [re.sub(r'^(usage:)?\s+', '', line) for line in help_text[:2]]
+usage = [re.sub(r'^(usage:)?\s+', '', line) for line in help_text[:3]]
 problems = []
 if forms != usage:
     problems.append('the forms: --help says %s, SYNOPSIS says %s' % (usage, forms))
@@ -138,11 +138,31 @@ for bad in 2001:db8::1:7700 '[2001:db8::1]7700' '[2001:db8::1]:' '[]:7700' 192.0
 	expect 2 err "is not ADDR:PORT" -- "${k[@]}" "$work/src" "$bad"
 done
 
-# the key file: a regular file, 16 to 1024 bytes, closed to group and others
+# the key file: a regular file, 32 to 1024 bytes, closed to group and others
 expect 2 err "the key file $work/open.key is open to its group or others (mode 644): chmod 600" -- \
 	-k "$work/open.key" "$work/src" 192.0.2.1:7700
-expect 2 err "the key in $work/short.key has 9 bytes; a key has 16 to 1024" -- \
+expect 2 err "the key in $work/short.key has 31 bytes; a key has 32 to 1024" -- \
 	-k "$work/short.key" "$work/src" 192.0.2.1:7700
+# a FIFO is refused at once (opened without blocking, checked on the descriptor)
+mkfifo -m 600 "$work/fifo.key"
+cases=$((cases + 1))
+timeout 10 "$mirror" -k "$work/fifo.key" "$work/src" 192.0.2.1:7700 >"$work/out" 2>"$work/err"
+[ $? = 2 ] && grep -qF "the key file $work/fifo.key is not a regular file" "$work/err" ||
+	fail "a FIFO as the key file: $(cat "$work/err")"
+# --make-key: 64 hexadecimal digits and a newline, mode 600, never over a file
+cases=$((cases + 1))
+[ "$(stat -c %a "$work/key")" = 600 ] || fail "--make-key made mode $(stat -c %a "$work/key")"
+grep -qxE '[0-9a-f]{64}' "$work/key" && [ "$(wc -c <"$work/key")" = 65 ] ||
+	fail "--make-key wrote: $(od -c "$work/key" | head -3)"
+(umask 0 && "$mirror" --make-key "$work/key2") || fail "--make-key under umask 0 failed"
+cases=$((cases + 1))
+[ "$(stat -c %a "$work/key2")" = 600 ] || fail "--make-key under umask 0 made mode $(stat -c %a "$work/key2")"
+cmp -s "$work/key" "$work/key2" && fail "two keys made are the same"
+cp "$work/key" "$work/key.before"
+expect 2 err "cannot make the key file $work/key: File exists (a key file is never overwritten)" -- \
+	--make-key "$work/key"
+cmp -s "$work/key" "$work/key.before" || fail "--make-key changed an existing file"
+expect 2 err "--make-key needs a value" -- --make-key
 expect 2 err "has more than 1024 bytes" -- -k "$work/long.key" "$work/src" 192.0.2.1:7700
 expect 2 err "cannot open the key file $work/none.key" -- -k "$work/none.key" "$work/src" 192.0.2.1:7700
 expect 2 err "is not a regular file" -- -k "$work" "$work/src" 192.0.2.1:7700
@@ -150,9 +170,9 @@ ln -s "$work/key" "$work/link.key"
 expect 2 err "the key file $work/link.key is a symbolic link" -- -k "$work/link.key" "$work/src" 192.0.2.1:7700
 # one trailing newline (or CRLF) is not part of the key: 15 bytes and a
 # newline are too few, 16 and CRLF are enough
-printf '%015d\n' 0 >"$work/nl.key" && chmod 600 "$work/nl.key"
-expect 2 err "the key in $work/nl.key has 15 bytes" -- -k "$work/nl.key" "$work/src" 192.0.2.1:7700
-printf '%016d\r\n' 0 >"$work/crlf.key" && chmod 600 "$work/crlf.key"
+printf '%031d\n' 0 >"$work/nl.key" && chmod 600 "$work/nl.key"
+expect 2 err "the key in $work/nl.key has 31 bytes" -- -k "$work/nl.key" "$work/src" 192.0.2.1:7700
+printf '%032d\r\n' 0 >"$work/crlf.key" && chmod 600 "$work/crlf.key"
 expect 2 err "cannot open $work/none" -- -k "$work/crlf.key" "$work/none" 192.0.2.1:7700
 
 # what parses goes on to the work itself: strict sizes with suffixes, an
