@@ -185,10 +185,14 @@ static inline void log_check(const uint8_t *log, size_t mapped, struct log_check
  * rdma_cm carries at most 56 bytes of private data with a connection
  * request and 196 with its acceptance (InfiniBand and RoCE).
  */
-#define WRITER_MAGIC	 0x57474f4cu /* "LOGW" */
-#define REPLICA_MAGIC	 0x52474f4cu /* "LOGR" */
-#define PROTOCOL_VERSION 3	     /* 3: the pre-shared key handshake; 2: versioned descriptors */
-#define PSK_LABEL	 "rpma-replicated-log/3"
+#define WRITER_MAGIC  0x57474f4cu /* "LOGW" */
+#define REPLICA_MAGIC 0x52474f4cu /* "LOGR" */
+/*
+ * 4: the HELLO answered in a reject (no connection before the proof);
+ * 3: the pre-shared key handshake; 2: versioned descriptors
+ */
+#define PROTOCOL_VERSION 4
+#define PSK_LABEL	 "rpma-replicated-log/4"
 
 #define STEP_HELLO 1
 #define STEP_PROVE 2

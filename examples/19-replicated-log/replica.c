@@ -468,7 +468,18 @@ static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata 
 	psk_server_proof(&key, PSK_LABEL, wp->nonce, answer.challenge, answer.proof);
 	if (!same_key)
 		refused(peer, "it holds another key (its HELLO says so)");
-	return converse(req, &answer, sizeof(answer), peer, true, NULL, NULL);
+
+	/*
+	 * The answer travels in the reject of the request: a peer holds no
+	 * connected queue pair of this replica's, in the protection domain of
+	 * the log, before it proved the key.
+	 */
+	struct rpma_conn_private_data pdata = { &answer, sizeof(answer) };
+	int ret = rpma_conn_req_reject(req, &pdata);
+
+	if (ret)
+		refused(peer, "its HELLO could not be answered: %s", rpma_err_2str(ret));
+	return OUT_REFUSED;
 }
 
 static void print_usage(void)
@@ -693,6 +704,9 @@ int main(int argc, char *argv[])
 		uint8_t len = 0;
 
 		ret = make_pdata(&mem, mr, pcfg, cfg, wr.challenge, wr.nonce, buf, &len);
+		/* this writer's GPSPM reaches the log and nothing else of this replica's */
+		if (!ret && cfg)
+			ret = rpma_conn_req_gpspm_offer(wr.req, mr);
 		if (ret) {
 			report("replica", "describing the log", ret);
 			rpma_conn_req_delete(&wr.req);

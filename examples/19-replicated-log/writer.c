@@ -479,7 +479,9 @@ static int call(struct writer *w, struct replica *r, const struct rpma_conn_cfg 
 
 /*
  * The handshake's first step, HELLO: a challenge from the replica, which
- * proves that it holds the key. 0 and the challenge, or -1 (said).
+ * proves that it holds the key, carried by the reject of the request (a
+ * replica connects nobody before the proof). 0 and the challenge, or -1
+ * (said).
  */
 static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NONCE],
 		 uint8_t challenge[PSK_NONCE])
@@ -494,19 +496,51 @@ static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NO
 
 	memcpy(request.nonce, nonce, PSK_NONCE);
 	hello_mac(&w->key, nonce, request.mac);
-	if (call(w, r, NULL, &request, &conn,
-		 "nothing listens there, or a replica that does not allow our address or speaks "
-		 "another protocol version: its output says which"))
-		return -1;
-	int ret = rpma_conn_get_private_data(conn, &answer);
 
-	if (!ret && answer.ptr && answer.len >= sizeof(rh))
+	struct rpma_conn_private_data pdata = { &request, sizeof(request) };
+	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
+	struct rpma_conn_req *req = NULL;
+	bool answered = false;
+	int ret = rpma_conn_req_new(w->peer, r->host, r->port, NULL, &req);
+
+	if (!ret)
+		ret = rpma_conn_req_connect(&req, &pdata, &conn);
+	if (!ret)
+		ret = rpma_conn_next_event(conn, &event);
+	if (!ret && event == RPMA_CONN_REJECTED && !rpma_conn_get_private_data(conn, &answer) &&
+	    answer.ptr && answer.len >= sizeof(rh)) {
 		memcpy(&rh, answer.ptr, sizeof(rh));
-	hang_up(&conn); /* the replica has said what it had to */
-	if (ret || !answer.ptr || answer.len < sizeof(rh) || le32toh(rh.magic) != REPLICA_MAGIC ||
-	    rh.step != STEP_HELLO) {
-		printf("writer: replica %d (%s) is not a log replica (no answer to our HELLO)\n",
+		answered = le32toh(rh.magic) == REPLICA_MAGIC && rh.step == STEP_HELLO;
+	}
+	if (!ret && event == RPMA_CONN_ESTABLISHED) {
+		bool replica = !rpma_conn_get_private_data(conn, &answer) && answer.ptr &&
+			       answer.len >= 4 &&
+			       le32toh(*(const uint32_t *)answer.ptr) == REPLICA_MAGIC;
+
+		hang_up(&conn);
+		if (replica)
+			printf("writer: replica %d (%s) let our HELLO in: a replica of a protocol "
+			       "before version %d, which this writer does not trust\n",
+			       r->number, r->name, PROTOCOL_VERSION);
+		else
+			printf("writer: replica %d (%s) is not a log replica (it let our HELLO in "
+			       "with no challenge)\n",
+			       r->number, r->name);
+		return -1;
+	}
+	if (conn)
+		(void)rpma_conn_delete(&conn);
+	if (!answered &&
+	    (event == RPMA_CONN_REJECTED ||
+	     (ret == RPMA_E_PROVIDER && rpma_err_get_provider_error() == ECONNREFUSED))) {
+		printf("writer: replica %d (%s) turned us down (nothing listens there, or a "
+		       "replica that does not allow our address: its output says which)\n",
 		       r->number, r->name);
+		return -1;
+	}
+	if (!answered) {
+		printf("writer: replica %d (%s): cannot connect: %s\n", r->number, r->name,
+		       ret ? rpma_err_2str(ret) : rpma_utils_conn_event_2str(event));
 		return -1;
 	}
 	if (rh.version != PROTOCOL_VERSION) {

@@ -88,15 +88,25 @@ int main(int argc, char *argv[])
 		ret = rpma_conn_req_connect(&req, &pdata, &conn);
 	if (!ret)
 		ret = rpma_conn_next_event(conn, &event);
+	struct rpma_conn_private_data answer;
+
 	if (ret || event != RPMA_CONN_ESTABLISHED) {
 		/* iWARP says no with ECONNREFUSED from the connect itself */
-		printf("raw-peer: turned down: %s\n", ret == RPMA_E_PROVIDER
-							  ? strerror(rpma_err_get_provider_error())
-						      : ret ? rpma_err_2str(ret)
-							    : rpma_utils_conn_event_2str(event));
+		printf("raw-peer: turned down: %s", ret == RPMA_E_PROVIDER
+							? strerror(rpma_err_get_provider_error())
+						    : ret ? rpma_err_2str(ret)
+							  : rpma_utils_conn_event_2str(event));
+		/* what the reject carried (a replica's challenge), when it was not all zeros */
+		if (!ret && event == RPMA_CONN_REJECTED &&
+		    rpma_conn_get_private_data(conn, &answer) == 0 && answer.ptr &&
+		    answer.len >= 4 && memcmp(answer.ptr, "\0\0\0\0", 4) != 0) {
+			printf(", the answer: ");
+			for (int i = 0; i < answer.len; i++)
+				printf("%02x", ((unsigned char *)answer.ptr)[i]);
+		}
+		printf("\n");
 		goto out;
 	}
-	struct rpma_conn_private_data answer;
 
 	printf("raw-peer: accepted");
 	if (rpma_conn_get_private_data(conn, &answer) == 0 && answer.ptr) {
