@@ -350,10 +350,21 @@ static void request_init(const struct client *c, struct request_pdata *rq, enum 
 	rq->length = htole64(c->length);
 }
 
+static void close_conn(struct rpma_conn **conn)
+{
+	enum rpma_conn_event event;
+
+	if (rpma_conn_disconnect(*conn) == 0)
+		rpma_conn_next_event(*conn, &event);
+	rpma_conn_delete(conn);
+}
+
 /*
  * Connects with rq as the request's private data; 0 with *conn
- * established and its answer in *answer, or -1 with the reason said (but
- * for a refusal the caller expects, and explains)
+ * established and its answer in *answer (for a HELLO: *conn rejected,
+ * never connected, and the challenge of its reject in *answer), or -1
+ * with the reason said (but for a refusal the caller expects, and
+ * explains)
  */
 static int connect_once(struct client *c, const struct request_pdata *rq, struct rpma_conn **conn,
 			struct rpma_conn_private_data *answer, bool refusal_expected)
@@ -375,6 +386,35 @@ static int connect_once(struct client *c, const struct request_pdata *rq, struct
 		return -1;
 	}
 	ret = rpma_conn_next_event(*conn, &event);
+	if (!ret && event == RPMA_CONN_REJECTED && rq->step == STEP_HELLO) {
+		/* the challenge comes in the reject: this side holds no connection either */
+		ret = rpma_conn_get_private_data(*conn, answer);
+		if (ret || !answer->ptr || answer->len < 10 ||
+		    memcmp(answer->ptr, MIRROR_MAGIC, 8) != 0) {
+			complain("%s turned us down: nobody serves there, or it does not take "
+				 "our address (its log says which)",
+				 at);
+			rpma_conn_delete(conn);
+			return -1;
+		}
+		return 0;
+	}
+	if (!ret && event == RPMA_CONN_ESTABLISHED && rq->step == STEP_HELLO) {
+		/* a server that connects before the proof: not one of this version */
+		bool mirror = !rpma_conn_get_private_data(*conn, answer) && answer->ptr &&
+			      answer->len >= 10 && memcmp(answer->ptr, MIRROR_MAGIC, 8) == 0;
+
+		if (mirror)
+			complain("%s let our hello in: a server of rpma-mirror before version %d, "
+				 "which we do not trust",
+				 at, MIRROR_VERSION);
+		else
+			complain("%s is not an rpma-mirror server (it let our hello in with %u "
+				 "bytes of something else)",
+				 at, answer->ptr ? (unsigned)answer->len : 0);
+		close_conn(conn);
+		return -1;
+	}
 	if (ret || event != RPMA_CONN_ESTABLISHED) {
 		if (event != RPMA_CONN_REJECTED)
 			complain("cannot connect to %s: %s", at,
@@ -391,15 +431,6 @@ static int connect_once(struct client *c, const struct request_pdata *rq, struct
 	if (ret || !answer->ptr)
 		answer->len = 0;
 	return 0;
-}
-
-static void close_conn(struct rpma_conn **conn)
-{
-	enum rpma_conn_event event;
-
-	if (rpma_conn_disconnect(*conn) == 0)
-		rpma_conn_next_event(*conn, &event);
-	rpma_conn_delete(conn);
 }
 
 /* an answer with the magic, this version and the step; the reason said when not */
@@ -444,38 +475,28 @@ static int handshake(struct client *c)
 	if (connect_once(c, &rq, &hello, &answer, false))
 		return -1;
 	if (!answer_is(c, &answer, sizeof(ch), STEP_CHALLENGE)) {
-		close_conn(&hello);
+		rpma_conn_delete(&hello);
 		return -1;
 	}
 	memcpy(&ch, answer.ptr, sizeof(ch));
-	close_conn(&hello);
+	rpma_conn_delete(&hello);
 	psk_server_proof(c->o->key, MIRROR_LABEL, client_nonce, ch.challenge, proof);
-	bool same_key = psk_equal(proof, ch.proof, PSK_PROOF);
 
 	/*
-	 * With another key the server will refuse the PROVE: it goes all the
-	 * same, so that the refusal shows in the server's log, where whoever
-	 * runs it can see a client with the wrong key. Nothing in it is worth
-	 * anything to a server without our key: the MAC answers a challenge
-	 * that only serves once.
+	 * A server that cannot prove the key gets nothing more: not even a
+	 * PROVE, whose MAC it could relay to the real server or use to try
+	 * keys offline.
 	 */
+	if (!psk_equal(proof, ch.proof, PSK_PROOF)) {
+		complain("the server at %s holds another key: nothing sent", c->o->endpoint);
+		return -1;
+	}
 	request_init(c, &rq, STEP_PROVE);
 	memcpy(rq.nonce, ch.challenge, PSK_NONCE);
 	psk_client_mac(c->o->key, MIRROR_LABEL, ch.challenge, client_nonce, &rq, REQUEST_HEAD_SIZE,
 		       rq.mac);
-	if (connect_once(c, &rq, &c->conn, &answer, !same_key)) {
-		if (!same_key)
-			complain("the server at %s holds another key: nothing sent",
-				 c->o->endpoint);
+	if (connect_once(c, &rq, &c->conn, &answer, false))
 		return -1;
-	}
-	if (!same_key) {
-		/* it let us in without the key: not an rpma-mirror server to trust */
-		complain("the server at %s holds another key, yet let us in: nothing sent",
-			 c->o->endpoint);
-		c->established = true;
-		return -1;
-	}
 	c->established = true;
 	if (!answer_is(c, &answer, sizeof(struct region_pdata), STEP_REGION))
 		return -1;

@@ -33,9 +33,14 @@
 #define EXIT_TROUBLE  2
 #define EXIT_SIGNALED 128
 
-#define MIRROR_MAGIC   "RPMAMIRR"
-#define MIRROR_VERSION 2 /* 2: the handshake with a pre-shared key */
-#define MIRROR_LABEL   "rpma-mirror/2"
+#define MIRROR_MAGIC "RPMAMIRR"
+/*
+ * 2: the handshake with a pre-shared key; 3: the challenge travels in the
+ * reject of the HELLO, so that no peer holds a connected queue pair before
+ * it proved the key
+ */
+#define MIRROR_VERSION 3
+#define MIRROR_LABEL   "rpma-mirror/3"
 
 enum mirror_step {
 	STEP_HELLO = 1,	    /* client: my nonce */
@@ -97,7 +102,6 @@ _Static_assert(sizeof(struct challenge_pdata) <= ANSWER_PDATA_MAX, "a challenge 
 #define CHUNK_MIN    4096
 #define CHUNK_MAX    (64u << 20)
 #define WAIT_MS	     10000 /* the longest a client waits for the target to answer */
-#define HANDSHAKE_MS 10000 /* the longest a handshake's connection may last */
 
 /* a chunk's digest, and the digest of a whole copy */
 #define DIGEST_SIZE 32 /* BLAKE2b-256 */
