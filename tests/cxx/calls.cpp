@@ -1019,6 +1019,29 @@ void conn_req_reject()
 	CHECK(*out);
 }
 
+/* gpspm_offer(): a region offered to the GPSPM of one request, refused where there is none */
+void conn_req_gpspm_offer()
+{
+	auto peer = rpma::peer::create(fake_verbs_context());
+	CHECK(peer);
+	alignas(64) static std::byte area[4096];
+	auto mr = rpma::mr_local::reg(*peer, area, sizeof(area),
+				      rpma::usage::write_dst | rpma::usage::flush_type_persistent);
+	CHECK(mr);
+	auto cfg = rpma::conn_cfg::create();
+	CHECK(cfg && cfg->set_gpspm(rpma::gpspm_mode::polled));
+	auto req = rpma::conn_req::create(*peer, ADDR, PORT, *cfg);
+	CHECK(req);
+	/* a region without a persist function offers no GPSPM */
+	CHECK(req->gpspm_offer(*mr).error() == rpma::errc::inval);
+	CHECK(mr->set_persist_fn([](const void *, std::size_t) {}));
+	CHECK(req->gpspm_offer(*mr));
+	/* a request without GPSPM has nothing to offer it to */
+	auto plain = rpma::conn_req::create(*peer, ADDR, PORT);
+	CHECK(plain);
+	CHECK(plain->gpspm_offer(*mr).error() == rpma::errc::inval);
+}
+
 } /* namespace */
 
 int main()
@@ -1036,6 +1059,7 @@ int main()
 		TEST_CASE(is_up_follows_the_events),
 		TEST_CASE(conn_req_peer_addr),
 		TEST_CASE(conn_req_reject),
+		TEST_CASE(conn_req_gpspm_offer),
 		TEST_CASE(descriptors_round_trip),
 		TEST_CASE(configurations_round_trip),
 		TEST_CASE(versioned_descriptors_and_gpspm_cfg),
