@@ -110,6 +110,14 @@ static int drain(struct client *c, struct rpma_cq *cq)
 	int ret;
 
 	while ((ret = rpma_cq_get_completion(cq, &cmpl)) == 0) {
+		/*
+		 * The server closes the connection once it has the stop: the
+		 * receives still posted then complete flushed, maybe before
+		 * the stop's own send completion is taken.
+		 */
+		if (c->stop_sent && cmpl.op == RPMA_OP_RECV &&
+		    cmpl.op_status == IBV_WC_WR_FLUSH_ERR)
+			continue;
 		if (cmpl.op_status != IBV_WC_SUCCESS) {
 			fprintf(stderr, "client: an operation failed: %s\n",
 				ibv_wc_status_str(cmpl.op_status));
