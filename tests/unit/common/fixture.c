@@ -330,6 +330,22 @@ void fx_assert_no_calls(const struct fx_calls *calls)
 	}
 }
 
+void fx_thread_calls_snap(struct fx_calls *calls)
+{
+	for (int c = 0; c < FAKE_CALL_MAX; c++)
+		calls->n[c] = fake_verbs_thread_calls((enum fake_call)c);
+}
+
+void fx_assert_no_thread_calls(const struct fx_calls *calls)
+{
+	for (int c = 0; c < FAKE_CALL_MAX; c++) {
+		unsigned made = fake_verbs_thread_calls((enum fake_call)c) - calls->n[c];
+		if (made != 0)
+			fail_msg("%u unexpected call(s) of %s", made,
+				 fx_call_name((enum fake_call)c));
+	}
+}
+
 const char *fx_call_name(enum fake_call call)
 {
 	static const char *const names[FAKE_CALL_MAX] = {

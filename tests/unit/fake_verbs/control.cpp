@@ -73,10 +73,14 @@ void misuse(const char *format, ...)
 	fprintf(stderr, "fake_verbs: misuse: %s\n", buf);
 }
 
+/* the calls of this thread: fake_verbs_thread_calls() */
+thread_local unsigned thread_calls[FAKE_CALL_MAX];
+
 int enter(fake_call call)
 {
 	state &s = st();
 	unsigned n = ++s.calls[call];
+	thread_calls[call]++;
 	auto &fl = s.failures[call];
 	for (auto it = fl.begin(); it != fl.end(); ++it) {
 		if (it->at == n) {
@@ -286,6 +290,11 @@ unsigned fake_verbs_calls(enum fake_call call)
 {
 	guard g(st().lock);
 	return (unsigned)call < FAKE_CALL_MAX ? st().calls[call] : 0;
+}
+
+unsigned fake_verbs_thread_calls(enum fake_call call)
+{
+	return (unsigned)call < FAKE_CALL_MAX ? thread_calls[call] : 0;
 }
 
 unsigned fake_verbs_misuse(void)

@@ -125,6 +125,12 @@ void fake_verbs_fail(enum fake_call call, int nth, int err);
 
 /* How many times `call` was made since the last reset. */
 unsigned fake_verbs_calls(enum fake_call call);
+/*
+ * How many times the calling thread made `call` since it started (a
+ * reset does not clear it): what a library thread (GPSPM's serving
+ * thread) calls meanwhile is not counted.
+ */
+unsigned fake_verbs_thread_calls(enum fake_call call);
 
 /* A send work request as it was posted (deep copy, sg_list included). */
 struct fake_send_record {

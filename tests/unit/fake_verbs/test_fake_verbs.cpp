@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <poll.h>
+#include <pthread.h>
 
 extern "C" {
 #include <cmocka.h>
@@ -119,6 +120,30 @@ void live_objects_and_reset(void **)
 	fake_verbs_reset();
 	assert_int_equal(fake_verbs_live_objects(), 0);
 	assert_int_equal(fake_verbs_calls(FAKE_ALLOC_PD), 0);
+}
+
+void *alloc_and_free_pd(void *)
+{
+	v::dealloc_pd(pd_ok());
+	return nullptr;
+}
+
+/*
+ * A call made by another thread counts in fake_verbs_calls() and not in
+ * this thread's fake_verbs_thread_calls(): FX_REFUSED() checks the latter,
+ * so that a library thread polling meanwhile is no call of the refused one.
+ */
+void thread_calls_are_the_callers(void **)
+{
+	const unsigned mine = fake_verbs_thread_calls(FAKE_ALLOC_PD);
+	pthread_t other;
+	assert_int_equal(pthread_create(&other, nullptr, alloc_and_free_pd, nullptr), 0);
+	assert_int_equal(pthread_join(other, nullptr), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_ALLOC_PD), 1);
+	assert_int_equal(fake_verbs_thread_calls(FAKE_ALLOC_PD), mine);
+	v::dealloc_pd(pd_ok());
+	assert_int_equal(fake_verbs_calls(FAKE_ALLOC_PD), 2);
+	assert_int_equal(fake_verbs_thread_calls(FAKE_ALLOC_PD), mine + 1);
 }
 
 void fail_nth_call(void **)
@@ -596,6 +621,7 @@ int main()
 		cmocka_unit_test_setup_teardown(no_real_library_loaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(live_objects_and_reset, setup, teardown),
 		cmocka_unit_test_setup_teardown(fail_nth_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(thread_calls_are_the_callers, setup, teardown),
 		cmocka_unit_test_setup_teardown(fail_return_conventions, setup, teardown),
 		cmocka_unit_test_setup_teardown(empty_channels, setup, teardown),
 		cmocka_unit_test_setup_teardown(cm_events_fifo, setup, teardown),
