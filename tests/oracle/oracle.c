@@ -522,6 +522,20 @@ static bool wait_get_one(struct rpma_cq *cq, int fd, struct ibv_wc *wc)
 	return false;
 }
 
+/* rpma_cq_get_wc of up to 4, each completion checked: false when there was none */
+static bool take_wc_of_4(struct rpma_cq *cq)
+{
+	struct ibv_wc wc[4];
+	int got = 0;
+	int ret = rpma_cq_get_wc(cq, 4, wc, &got);
+	if (ret == RPMA_E_NO_COMPLETION)
+		return false;
+	T_OK(ret);
+	for (int i = 0; i < got; i++)
+		completed(wc[i].wr_id, wc[i].status, RPMA_OP_READ, true, wc[i].opcode);
+	return true;
+}
+
 static void *poll_thread(void *arg)
 {
 	const enum poll_style style = (enum poll_style)(uintptr_t)arg;
@@ -557,17 +571,8 @@ static void *poll_thread(void *arg)
 			if (wait_get_one(cq, fd, &wc))
 				completed(wc.wr_id, wc.status, RPMA_OP_READ, true, wc.opcode);
 		} else if (as_1x) {
-			struct ibv_wc wc[4];
-			int got = 0;
-			int ret = rpma_cq_get_wc(cq, 4, wc, &got);
-			if (ret == RPMA_E_NO_COMPLETION) {
+			if (!take_wc_of_4(cq))
 				sched_yield();
-				continue;
-			}
-			T_OK(ret);
-			for (int i = 0; i < got; i++)
-				completed(wc[i].wr_id, wc[i].status, RPMA_OP_READ, true,
-					  wc[i].opcode);
 		} else {
 			struct rpma_completion c;
 			int ret = rpma_cq_wait_completion(cq, &c, 20);
@@ -719,14 +724,7 @@ static void post_stream_write(struct poster *ps, unsigned n, bool wait_between)
 			T_OK(ret);
 		return;
 	}
-	struct ibv_wc wc[4];
-	int got = 0;
-	ret = rpma_cq_get_wc(t_cq(conn), 4, wc, &got);
-	if (ret == RPMA_E_NO_COMPLETION)
-		return;
-	T_OK(ret);
-	for (int i = 0; i < got; i++)
-		completed(wc[i].wr_id, wc[i].status, RPMA_OP_READ, true, wc[i].opcode);
+	(void)take_wc_of_4(t_cq(conn));
 }
 
 static void *post_thread(void *arg)
