@@ -309,37 +309,38 @@ struct ibv_wc fx_wc(uint64_t wr_id, enum ibv_wc_opcode opcode, enum ibv_wc_statu
 	return wc;
 }
 
+/* the count a snapshot of calls compares with: every thread's, or the caller's */
+static unsigned calls_now(const struct fx_calls *calls, enum fake_call call)
+{
+	return calls->this_thread ? fake_verbs_thread_calls(call) : fake_verbs_calls(call);
+}
+
+static void snap(struct fx_calls *calls, bool this_thread)
+{
+	calls->this_thread = this_thread;
+	for (int c = 0; c < FAKE_CALL_MAX; c++)
+		calls->n[c] = calls_now(calls, (enum fake_call)c);
+}
+
 void fx_calls_snap(struct fx_calls *calls)
 {
-	for (int c = 0; c < FAKE_CALL_MAX; c++)
-		calls->n[c] = fake_verbs_calls((enum fake_call)c);
+	snap(calls, false);
+}
+
+void fx_thread_calls_snap(struct fx_calls *calls)
+{
+	snap(calls, true);
 }
 
 unsigned fx_calls_since(const struct fx_calls *calls, enum fake_call call)
 {
-	return fake_verbs_calls(call) - calls->n[call];
+	return calls_now(calls, call) - calls->n[call];
 }
 
 void fx_assert_no_calls(const struct fx_calls *calls)
 {
 	for (int c = 0; c < FAKE_CALL_MAX; c++) {
 		unsigned made = fx_calls_since(calls, (enum fake_call)c);
-		if (made != 0)
-			fail_msg("%u unexpected call(s) of %s", made,
-				 fx_call_name((enum fake_call)c));
-	}
-}
-
-void fx_thread_calls_snap(struct fx_calls *calls)
-{
-	for (int c = 0; c < FAKE_CALL_MAX; c++)
-		calls->n[c] = fake_verbs_thread_calls((enum fake_call)c);
-}
-
-void fx_assert_no_thread_calls(const struct fx_calls *calls)
-{
-	for (int c = 0; c < FAKE_CALL_MAX; c++) {
-		unsigned made = fake_verbs_thread_calls((enum fake_call)c) - calls->n[c];
 		if (made != 0)
 			fail_msg("%u unexpected call(s) of %s", made,
 				 fx_call_name((enum fake_call)c));

@@ -89,6 +89,7 @@ struct ibv_wc fx_wc(uint64_t wr_id, enum ibv_wc_opcode opcode, enum ibv_wc_statu
 /* call counting across a step */
 struct fx_calls {
 	unsigned n[FAKE_CALL_MAX];
+	bool this_thread; /* fx_thread_calls_snap(): the calling thread's calls only */
 };
 void fx_calls_snap(struct fx_calls *calls);
 unsigned fx_calls_since(const struct fx_calls *calls, enum fake_call call);
@@ -96,11 +97,11 @@ const char *fx_call_name(enum fake_call call);
 /* fails the test when any rdma-core call was made since the snapshot */
 void fx_assert_no_calls(const struct fx_calls *calls);
 /*
- * The same for the calling thread's calls only: a thread of the library
- * (GPSPM's) may poll meanwhile.
+ * A snapshot of the calling thread's calls only, for fx_calls_since() and
+ * fx_assert_no_calls(): a thread of the library (GPSPM's) may poll
+ * meanwhile.
  */
 void fx_thread_calls_snap(struct fx_calls *calls);
-void fx_assert_no_thread_calls(const struct fx_calls *calls);
 
 /*
  * The call must return `code` without calling rdma-core and without creating
@@ -113,7 +114,7 @@ void fx_assert_no_thread_calls(const struct fx_calls *calls);
 		int fx_refused_live_ = fake_verbs_live_objects();                                  \
 		fx_thread_calls_snap(&fx_refused_calls_);                                          \
 		assert_int_equal((call), (code));                                                  \
-		fx_assert_no_thread_calls(&fx_refused_calls_);                                     \
+		fx_assert_no_calls(&fx_refused_calls_);                                            \
 		assert_int_equal(fake_verbs_live_objects(), fx_refused_live_);                     \
 	} while (0)
 
