@@ -55,17 +55,21 @@ struct gpspm_scope {
 	std::atomic<uint32_t> count{ 0 };
 };
 
+/* Whether id is among the first n ids of s (n: a count read by the caller). */
+inline bool gpspm_scope_holds(const gpspm_scope *s, uint32_t n, uint64_t id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (s->ids[i] == id)
+			return true;
+	return false;
+}
+
 /* Whether the scope lets its connection reach the region with id. */
 inline bool gpspm_scope_allows(const gpspm_scope *s, uint64_t id)
 {
 	const uint32_t n = s->count.load(std::memory_order_acquire);
 	/* nothing offered: every region of the peer, as before scopes existed */
-	if (n == 0)
-		return true;
-	for (uint32_t i = 0; i < n; i++)
-		if (s->ids[i] == id)
-			return true;
-	return false;
+	return n == 0 || gpspm_scope_holds(s, n, id);
 }
 
 inline void gpspm_registry_fini(gpspm_registry *r)

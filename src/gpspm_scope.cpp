@@ -13,9 +13,8 @@ namespace rpma
 int gpspm_offer(gpspm_engine *g, uint64_t id)
 {
 	const uint32_t n = g->scope.count.load(std::memory_order_relaxed);
-	for (uint32_t i = 0; i < n; i++)
-		if (g->scope.ids[i] == id)
-			return 0;
+	if (gpspm_scope_holds(&g->scope, n, id))
+		return 0;
 	if (n == GPSPM_SCOPE_MAX) {
 		RPMA_LOG_ERROR("a connection can be offered at most %u regions", GPSPM_SCOPE_MAX);
 		return RPMA_E_INVAL;
