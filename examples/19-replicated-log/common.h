@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common.h -- the replicated log: its layout, and what the writer and
- *             the replicas say to each other
+ *             the replicas say to each other (log_wire.h)
  */
 
 #ifndef EXAMPLE_REPLICATED_LOG_COMMON_H
@@ -23,6 +23,7 @@
 #include <libpmem2.h>
 #include <librpma.h>
 
+#include "log_wire.h"
 #include "psk.h"
 
 /*
@@ -160,99 +161,6 @@ static inline void log_check(const uint8_t *log, size_t mapped, struct log_check
 		off += record_size(len);
 	}
 	out->bytes = off;
-}
-
-/*
- * Private data: the handshake. A replica hands out RDMA write access to
- * its whole log, so it says where the log is only to a writer that has
- * proven that it holds the pre-shared key (psk.h, whose header tells the
- * scheme). It takes two connections, since a connection carries private
- * data once each way:
- *
- *   1. HELLO  the writer asks with a fresh nonce; the replica answers
- *             with a fresh challenge and the proof that it holds the key
- *             (struct replica_hello), and the connection is closed;
- *   2. PROVE  the writer asks again with the challenge and its MAC over
- *             it; the replica finds the challenge, checks the MAC, forgets it,
- *             and only then answers with the log's state and the
- *             descriptors (struct replica_pdata), under a MAC of its own.
- *
- * A HELLO carries a MAC over the nonce too. It proves nothing (it can be
- * replayed) and the replica answers alike whatever it says: it only lets
- * the replica's log name a writer that holds another key, which would
- * otherwise just go away after the HELLO.
- *
- * rdma_cm carries at most 56 bytes of private data with a connection
- * request and 196 with its acceptance (InfiniBand and RoCE).
- */
-#define WRITER_MAGIC  0x57474f4cu /* "LOGW" */
-#define REPLICA_MAGIC 0x52474f4cu /* "LOGR" */
-/*
- * 4: the HELLO answered in a reject (no connection before the proof);
- * 3: the pre-shared key handshake; 2: versioned descriptors
- */
-#define PROTOCOL_VERSION 4
-#define PSK_LABEL	 "rpma-replicated-log/4"
-
-#define STEP_HELLO 1
-#define STEP_PROVE 2
-
-#define PDATA_REQUEST_MAX 56
-#define PDATA_MAX	  196
-
-struct writer_pdata {
-	uint32_t magic; /* WRITER_MAGIC */
-	uint8_t version;
-	uint8_t step; /* STEP_HELLO or STEP_PROVE */
-	uint8_t pad[2];
-	uint8_t nonce[PSK_NONCE];   /* HELLO: the writer's nonce; PROVE: the challenge */
-	uint8_t mac[PSK_MAC_SHORT]; /* HELLO: hello_mac(); PROVE: psk_client_mac() */
-};
-
-/* what a PROVE's MAC covers besides the challenge and the nonce: the fields before them */
-#define WRITER_PDATA_ASKED offsetof(struct writer_pdata, nonce)
-
-/* the answer to a HELLO */
-struct replica_hello {
-	uint32_t magic; /* REPLICA_MAGIC */
-	uint8_t version;
-	uint8_t step; /* STEP_HELLO */
-	uint8_t pad[2];
-	uint8_t challenge[PSK_NONCE];
-	uint8_t proof[PSK_PROOF]; /* psk_server_proof() */
-};
-
-/* the answer to a PROVE */
-struct replica_pdata {
-	uint32_t magic; /* REPLICA_MAGIC */
-	uint8_t version;
-	uint8_t step; /* STEP_PROVE */
-	uint8_t mr_desc_size;
-	uint8_t pcfg_desc_size;
-	uint64_t log_id;
-	uint64_t tail;
-	uint64_t capacity;
-	uint8_t mac[PSK_MAC_SHORT]; /* psk_answer_mac() */
-	uint8_t descriptors[];	    /* the region's, then the peer configuration's */
-};
-
-_Static_assert(sizeof(struct writer_pdata) == 40, "the request's layout is the protocol");
-_Static_assert(sizeof(struct writer_pdata) <= PDATA_REQUEST_MAX,
-	       "a connection request carries at most 56 bytes (RoCE)");
-_Static_assert(sizeof(struct replica_hello) <= PDATA_MAX,
-	       "an acceptance carries at most 196 bytes (RoCE)");
-_Static_assert(sizeof(struct replica_pdata) == 48, "the answer's layout is the protocol");
-_Static_assert(sizeof(struct replica_pdata) < PDATA_MAX,
-	       "an acceptance carries at most 196 bytes (RoCE), descriptors included");
-
-/* the HELLO's MAC: for the replica's log only, see above */
-static inline void hello_mac(const struct psk *key, const uint8_t nonce[PSK_NONCE],
-			     uint8_t mac[PSK_MAC_SHORT])
-{
-	uint8_t full[PSK_PROOF];
-
-	psk_hmac(key, PSK_LABEL "/hello", nonce, PSK_NONCE, NULL, 0, NULL, 0, full);
-	memcpy(mac, full, PSK_MAC_SHORT);
 }
 
 /*

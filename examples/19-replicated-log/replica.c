@@ -197,8 +197,7 @@ static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 		 rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, pd->descriptors + mr_desc_size)))
 		return ret;
 	*len = (uint8_t)(sizeof(*pd) + mr_desc_size + pcfg_desc_size);
-	psk_answer_mac(&key, PSK_LABEL, challenge, nonce, buf, *len,
-		       offsetof(struct replica_pdata, mac), pd->mac);
+	log_replica_answer_mac(&key, challenge, nonce, buf, *len, pd->mac);
 	return 0;
 }
 
@@ -211,22 +210,9 @@ static const char *read_request(struct rpma_conn_req *req, struct writer_pdata *
 {
 	struct rpma_conn_private_data pdata;
 
-	if (rpma_conn_req_get_private_data(req, &pdata) || !pdata.ptr || pdata.len < sizeof(*wp))
-		return "it is not a log writer (its request is too short to be a writer's)";
-	memcpy(wp, pdata.ptr, sizeof(*wp));
-	if (le32toh(wp->magic) != WRITER_MAGIC)
-		return "it is not a log writer (its request does not start with a writer's magic)";
-	if (wp->version != PROTOCOL_VERSION) {
-		snprintf(
-		    why, why_size,
-		    "it is a log writer of protocol version %u; this replica speaks version %d "
-		    "(run the same version of writer and replica)",
-		    wp->version, PROTOCOL_VERSION);
-		return why;
-	}
-	if (wp->step != STEP_HELLO && wp->step != STEP_PROVE)
-		return "its request is neither a HELLO nor a PROVE";
-	return NULL;
+	if (rpma_conn_req_get_private_data(req, &pdata))
+		return log_request_decode(NULL, 0, wp, why, why_size);
+	return log_request_decode(pdata.ptr, pdata.len, wp, why, why_size);
 }
 
 enum outcome {
@@ -311,7 +297,6 @@ static enum taken take_request(struct writer_request *wr)
 		return hello(&req, &wp, wr->peer) == OUT_SIGNAL ? TAKEN_SIGNAL : TAKEN_NOTHING;
 
 	/* PROVE: the challenge must be one of ours, unused, and in time */
-	uint8_t mac[PSK_MAC_SHORT];
 	int slot = psk_challenge_find(&challenges, wp.nonce, wr->nonce);
 
 	if (slot < 0) {
@@ -322,8 +307,7 @@ static enum taken take_request(struct writer_request *wr)
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;
 	}
-	psk_client_mac(&key, PSK_LABEL, wp.nonce, wr->nonce, &wp, WRITER_PDATA_ASKED, mac);
-	if (!psk_equal(mac, wp.mac, PSK_MAC_SHORT)) {
+	if (!log_prove_valid(&key, &wp, wr->nonce)) {
 		refused(wr->peer, "its proof does not match this replica's key");
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;
@@ -452,11 +436,8 @@ static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata 
 			  const char *peer)
 {
 	struct replica_hello answer;
-	uint8_t mac[PSK_MAC_SHORT];
-	bool same_key;
+	bool same_key = log_hello_same_key(&key, wp);
 
-	hello_mac(&key, wp->nonce, mac);
-	same_key = psk_equal(mac, wp->mac, PSK_MAC_SHORT);
 	memset(&answer, 0, sizeof(answer));
 	answer.magic = htole32(REPLICA_MAGIC);
 	answer.version = PROTOCOL_VERSION;

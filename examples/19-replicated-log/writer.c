@@ -492,7 +492,6 @@ static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NO
 	struct rpma_conn *conn = NULL;
 	struct rpma_conn_private_data answer;
 	struct replica_hello rh;
-	uint8_t proof[PSK_PROOF];
 
 	memcpy(request.nonce, nonce, PSK_NONCE);
 	hello_mac(&w->key, nonce, request.mac);
@@ -507,15 +506,11 @@ static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NO
 		ret = rpma_conn_req_connect(&req, &pdata, &conn);
 	if (!ret)
 		ret = rpma_conn_next_event(conn, &event);
-	if (!ret && event == RPMA_CONN_REJECTED && !rpma_conn_get_private_data(conn, &answer) &&
-	    answer.ptr && answer.len >= sizeof(rh)) {
-		memcpy(&rh, answer.ptr, sizeof(rh));
-		answered = le32toh(rh.magic) == REPLICA_MAGIC && rh.step == STEP_HELLO;
-	}
+	if (!ret && event == RPMA_CONN_REJECTED && !rpma_conn_get_private_data(conn, &answer))
+		answered = log_hello_answer_decode(answer.ptr, answer.len, &rh);
 	if (!ret && event == RPMA_CONN_ESTABLISHED) {
-		bool replica = !rpma_conn_get_private_data(conn, &answer) && answer.ptr &&
-			       answer.len >= 4 &&
-			       le32toh(*(const uint32_t *)answer.ptr) == REPLICA_MAGIC;
+		bool replica = !rpma_conn_get_private_data(conn, &answer) &&
+			       log_is_replica(answer.ptr, answer.len);
 
 		hang_up(&conn);
 		if (replica)
@@ -549,8 +544,7 @@ static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NO
 		       r->number, r->name, rh.version, PROTOCOL_VERSION);
 		return -1;
 	}
-	psk_server_proof(&w->key, PSK_LABEL, nonce, rh.challenge, proof);
-	if (!psk_equal(proof, rh.proof, PSK_PROOF)) {
+	if (!log_hello_proven(&w->key, &rh, nonce)) {
 		printf("writer: replica %d (%s) holds another key: it cannot prove that it holds "
 		       "ours, so nothing is sent to it (give writer and replicas the same key "
 		       "file)\n",
@@ -612,26 +606,23 @@ static int join_replica(struct writer *w, struct replica *r, uint64_t needed)
 	/* what it holds, and its word that the answer is its own */
 	struct rpma_conn_private_data answer;
 	struct replica_pdata rp;
-	uint8_t mac[PSK_MAC_SHORT];
+	size_t len = 0;
+	enum log_answer got = LOG_ANSWER_NONE;
 
 	ret = rpma_conn_get_private_data(r->conn, &answer);
-	if (ret || !answer.ptr || answer.len < sizeof(rp)) {
+	if (!ret)
+		got = log_replica_answer_decode(answer.ptr, answer.len, &rp, &len);
+	if (got == LOG_ANSWER_NONE) {
 		printf("writer: replica %d (%s) is not a log replica (no answer)\n", r->number,
 		       r->name);
 		return -1;
 	}
-	memcpy(&rp, answer.ptr, sizeof(rp));
-	size_t len = sizeof(rp) + rp.mr_desc_size + rp.pcfg_desc_size;
-
-	if (le32toh(rp.magic) != REPLICA_MAGIC || rp.version != PROTOCOL_VERSION ||
-	    rp.step != STEP_PROVE || len > PDATA_MAX || answer.len < len) {
+	if (got != LOG_ANSWER_OK) {
 		printf("writer: replica %d (%s) is not a log replica of this version\n", r->number,
 		       r->name);
 		return -1;
 	}
-	if (!psk_answer_mac(&w->key, PSK_LABEL, request.nonce, nonce, answer.ptr, len,
-			    offsetof(struct replica_pdata, mac), mac) ||
-	    !psk_equal(mac, rp.mac, PSK_MAC_SHORT)) {
+	if (!log_replica_answer_proven(&w->key, request.nonce, nonce, answer.ptr, len, &rp)) {
 		printf("writer: replica %d (%s) sent descriptors that the key does not vouch for: "
 		       "not used\n",
 		       r->number, r->name);

@@ -341,13 +341,7 @@ static const char *method_id(enum rpma_flush_method m)
 
 static void request_init(const struct client *c, struct request_pdata *rq, enum mirror_step step)
 {
-	memset(rq, 0, sizeof(*rq));
-	memcpy(rq->magic, MIRROR_MAGIC, sizeof(rq->magic));
-	rq->version = MIRROR_VERSION;
-	rq->step = (uint8_t)step;
-	rq->flags = c->o->verify_only ? REQUEST_VERIFY_ONLY : 0;
-	rq->chunk = htole32(c->chunk);
-	rq->length = htole64(c->length);
+	mirror_request_init(rq, step, c->o->verify_only, c->chunk, c->length);
 }
 
 static void close_conn(struct rpma_conn **conn)
@@ -389,8 +383,7 @@ static int connect_once(struct client *c, const struct request_pdata *rq, struct
 	if (!ret && event == RPMA_CONN_REJECTED && rq->step == STEP_HELLO) {
 		/* the challenge comes in the reject: this side holds no connection either */
 		ret = rpma_conn_get_private_data(*conn, answer);
-		if (ret || !answer->ptr || answer->len < 10 ||
-		    memcmp(answer->ptr, MIRROR_MAGIC, 8) != 0) {
+		if (ret || !mirror_answer_is_mirror(answer->ptr, answer->len)) {
 			complain("%s turned us down: nobody serves there, or it does not take "
 				 "our address (its log says which)",
 				 at);
@@ -401,8 +394,8 @@ static int connect_once(struct client *c, const struct request_pdata *rq, struct
 	}
 	if (!ret && event == RPMA_CONN_ESTABLISHED && rq->step == STEP_HELLO) {
 		/* a server that connects before the proof: not one of this version */
-		bool mirror = !rpma_conn_get_private_data(*conn, answer) && answer->ptr &&
-			      answer->len >= 10 && memcmp(answer->ptr, MIRROR_MAGIC, 8) == 0;
+		bool mirror = !rpma_conn_get_private_data(*conn, answer) &&
+			      mirror_answer_is_mirror(answer->ptr, answer->len);
 
 		if (mirror)
 			complain("%s let our hello in: a server of rpma-mirror before version %d, "
@@ -433,28 +426,33 @@ static int connect_once(struct client *c, const struct request_pdata *rq, struct
 	return 0;
 }
 
-/* an answer with the magic, this version and the step; the reason said when not */
-static bool answer_is(const struct client *c, const struct rpma_conn_private_data *a, size_t size,
-		      enum mirror_step step)
+/* whether an answer was as expected (mirror_wire.h); the reason said when not */
+static bool answer_ok(const struct client *c, const struct rpma_conn_private_data *a,
+		      enum mirror_answer r)
 {
-	const uint8_t *p = a->ptr;
-
-	if (a->len < 10 || memcmp(p, MIRROR_MAGIC, 8) != 0) {
+	switch (r) {
+	case MIRROR_ANSWER_OK:
+		return true;
+	case MIRROR_ANSWER_FOREIGN:
 		complain("%s is not an rpma-mirror server (it answered with %u bytes of "
 			 "something else)",
 			 c->o->endpoint, (unsigned)a->len);
-		return false;
-	}
-	if (p[8] != MIRROR_VERSION) {
+		break;
+	case MIRROR_ANSWER_OTHER_VERSION:
 		complain("%s speaks another version of rpma-mirror (%u, this is %u)",
-			 c->o->endpoint, p[8], MIRROR_VERSION);
-		return false;
-	}
-	if (p[9] != step || a->len < size) {
+			 c->o->endpoint, ((const uint8_t *)a->ptr)[8], MIRROR_VERSION);
+		break;
+	case MIRROR_ANSWER_OUT_OF_TURN:
 		complain("%s answered out of turn in the handshake", c->o->endpoint);
-		return false;
+		break;
+	case MIRROR_ANSWER_TOO_LONG:
+		complain("%s answered with more than an answer holds", c->o->endpoint);
+		break;
+	case MIRROR_ANSWER_CUT_SHORT:
+		complain("%s answered with descriptors cut short", c->o->endpoint);
+		break;
 	}
-	return true;
+	return false;
 }
 
 /*
@@ -466,7 +464,7 @@ static int handshake(struct client *c)
 	struct rpma_conn_private_data answer;
 	struct request_pdata rq;
 	struct challenge_pdata ch;
-	uint8_t client_nonce[PSK_NONCE], proof[PSK_PROOF];
+	uint8_t client_nonce[PSK_NONCE];
 	struct rpma_conn *hello = NULL;
 
 	request_init(c, &rq, STEP_HELLO);
@@ -474,20 +472,18 @@ static int handshake(struct client *c)
 	memcpy(rq.nonce, client_nonce, PSK_NONCE);
 	if (connect_once(c, &rq, &hello, &answer, false))
 		return -1;
-	if (!answer_is(c, &answer, sizeof(ch), STEP_CHALLENGE)) {
+	if (!answer_ok(c, &answer, mirror_challenge_decode(answer.ptr, answer.len, &ch))) {
 		rpma_conn_delete(&hello);
 		return -1;
 	}
-	memcpy(&ch, answer.ptr, sizeof(ch));
 	rpma_conn_delete(&hello);
-	psk_server_proof(c->o->key, MIRROR_LABEL, client_nonce, ch.challenge, proof);
 
 	/*
 	 * A server that cannot prove the key gets nothing more: not even a
 	 * PROVE, whose MAC it could relay to the real server or use to try
 	 * keys offline.
 	 */
-	if (!psk_equal(proof, ch.proof, PSK_PROOF)) {
+	if (!mirror_challenge_proven(c->o->key, &ch, client_nonce)) {
 		complain("the server at %s holds another key: nothing sent", c->o->endpoint);
 		return -1;
 	}
@@ -498,28 +494,15 @@ static int handshake(struct client *c)
 	if (connect_once(c, &rq, &c->conn, &answer, false))
 		return -1;
 	c->established = true;
-	if (!answer_is(c, &answer, sizeof(struct region_pdata), STEP_REGION))
-		return -1;
 
 	uint8_t buf[ANSWER_PDATA_MAX];
 	struct region_pdata *a = (struct region_pdata *)buf;
-	uint8_t mac[PSK_MAC_SHORT];
+	size_t said;
 
-	if (answer.len > sizeof(buf)) {
-		complain("%s answered with more than an answer holds", c->o->endpoint);
-		return -1;
-	}
 	/* RoCE pads the answer: what the server said ends with its descriptors */
-	memcpy(buf, answer.ptr, answer.len);
-	size_t said = sizeof(*a) + a->mr_desc_size + a->pcfg_desc_size;
-
-	if (said > answer.len) {
-		complain("%s answered with descriptors cut short", c->o->endpoint);
+	if (!answer_ok(c, &answer, mirror_region_decode(answer.ptr, answer.len, buf, &said)))
 		return -1;
-	}
-	if (!psk_answer_mac(c->o->key, MIRROR_LABEL, ch.challenge, client_nonce, buf, said,
-			    offsetof(struct region_pdata, mac), mac) ||
-	    !psk_equal(mac, a->mac, sizeof(mac))) {
+	if (!mirror_region_proven(c->o->key, ch.challenge, client_nonce, buf, said)) {
 		complain("the answer from %s is not the server's: nothing sent", c->o->endpoint);
 		return -1;
 	}

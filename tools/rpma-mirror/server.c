@@ -91,12 +91,7 @@ static int make_region_answer(struct server *s)
 		return -1;
 	}
 	memset(s->region, 0, sizeof(s->region));
-	memcpy(a->magic, MIRROR_MAGIC, sizeof(a->magic));
-	a->version = MIRROR_VERSION;
-	a->step = STEP_REGION;
-	a->mr_desc_size = (uint8_t)mr_desc_size;
-	a->pcfg_desc_size = (uint8_t)pcfg_desc_size;
-	a->target_size = htole64(s->size);
+	mirror_region_init(a, (uint8_t)mr_desc_size, (uint8_t)pcfg_desc_size, s->size);
 	if ((ret = rpma_mr_get_versioned_descriptor(s->mr, a->descriptors)) ||
 	    (ret = rpma_peer_cfg_get_versioned_descriptor(s->pcfg, s->cfg,
 							  a->descriptors + mr_desc_size))) {
@@ -191,8 +186,7 @@ static enum take serve_client(struct server *s, struct rpma_conn_req **req,
 	char h[32], hc[32];
 
 	memcpy(buf, s->region, s->region_len);
-	psk_answer_mac(s->o->key, MIRROR_LABEL, rq->nonce, client_nonce, buf, s->region_len,
-		       offsetof(struct region_pdata, mac), a->mac);
+	mirror_region_mac(s->o->key, rq->nonce, client_nonce, buf, s->region_len, a->mac);
 
 	struct rpma_conn_private_data pd = { buf, s->region_len };
 	/* GPSPM on this connection reaches TARGET's region and nothing else of this peer's */
@@ -240,20 +234,9 @@ static const char *read_request(struct rpma_conn_req *req, struct request_pdata 
 	struct rpma_conn_private_data pd;
 
 	/* iWARP carries the bytes the client sent, RoCE pads them to 56 */
-	memset(rq, 0, sizeof(*rq));
-	if (rpma_conn_req_get_private_data(req, &pd) || !pd.ptr || pd.len < 10 ||
-	    memcmp(pd.ptr, MIRROR_MAGIC, sizeof(rq->magic)) != 0)
-		return "not an rpma-mirror client";
-	if (((const uint8_t *)pd.ptr)[8] != MIRROR_VERSION)
-		return "an rpma-mirror client of another version";
-	if (pd.len < sizeof(*rq))
-		return "a request cut short";
-	memcpy(rq, pd.ptr, sizeof(*rq));
-	if (rq->step != STEP_HELLO && rq->step != STEP_PROVE)
-		return "a step of the handshake that a client does not take";
-	if (le32toh(rq->chunk) < CHUNK_MIN || le32toh(rq->chunk) > CHUNK_MAX)
-		return "a chunk size out of range";
-	return NULL;
+	if (rpma_conn_req_get_private_data(req, &pd))
+		return mirror_request_decode(NULL, 0, rq);
+	return mirror_request_decode(pd.ptr, pd.len, rq);
 }
 
 /* one connection request, whatever it holds */
@@ -261,7 +244,7 @@ static enum take take_request(struct server *s, struct rpma_conn_req **req)
 {
 	struct sockaddr_storage ss;
 	struct request_pdata rq;
-	uint8_t client_nonce[PSK_NONCE], mac[PSK_MAC_SHORT];
+	uint8_t client_nonce[PSK_NONCE];
 	char peer[INET6_ADDRSTRLEN + 32];
 	const char *why;
 
@@ -292,9 +275,7 @@ static enum take take_request(struct server *s, struct rpma_conn_req **req)
 		       "gave too long ago");
 		return TAKE_REFUSED;
 	}
-	psk_client_mac(s->o->key, MIRROR_LABEL, rq.nonce, client_nonce, &rq, REQUEST_HEAD_SIZE,
-		       mac);
-	if (!psk_equal(mac, rq.mac, sizeof(mac))) {
+	if (!mirror_prove_valid(s->o->key, &rq, client_nonce)) {
 		refuse(req, peer, "it does not hold the key");
 		return TAKE_REFUSED;
 	}
