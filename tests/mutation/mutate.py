@@ -16,6 +16,7 @@ only read.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -253,6 +254,7 @@ class Suite:
                 os.path.relpath(fn, build) for dep in t.get('depends', [])
                 for fn in targets.get(dep, {}).get('filename', []))
         self.duration = {t['name']: 0.0 for t in self.tests}
+        self.fast = FastLink(build)
         # test name -> mutants it killed, shared by the workers
         self.kills = learned if learned is not None else {}
 
@@ -277,6 +279,26 @@ class Suite:
         for t in self.tests if tests is None else tests:
             outputs |= self.outputs[t['name']]
         return ['ninja', '-C', self.build, f'-j{self.jobs}'] + sorted(outputs)
+
+    def fast_tests(self, tests, log_path):
+        """
+        The tests, each running its executable's fast copy (FastLink) built
+        now; None when one of them cannot have one.
+        """
+        runnable = []
+        for t in tests:
+            outputs = self.outputs[t['name']]
+            if len(outputs) != 1:
+                return None
+            exe = next(iter(outputs))
+            exe_path = os.path.join(self.build, exe)
+            if exe_path not in t['cmd']:
+                return None
+            copy = self.fast.make(exe, log_path, self.jobs)
+            if copy is None:
+                return None
+            runnable.append(dict(t, cmd=[copy if c == exe_path else c for c in t['cmd']]))
+        return runnable
 
     def order(self, first=()):
         """
@@ -353,6 +375,163 @@ class Suite:
         return 'pass', None
 
 
+class FastLink:
+    """
+    A test's executable linked from only the library objects it uses.
+
+    A header that most of src/ includes makes ninja recompile every object
+    of the library before it relinks any test, though a small test (of the
+    log, of a decoder) links two or three of them. Where a test is to run
+    alone first (test_mutant), its executable is linked beside the real one
+    instead: the objects it takes from each static library (ld -t -t on its
+    unmutated link) are rebuilt by ninja, archived apart, and linked by the
+    test's own command. The unit tests' copy of the library with its
+    allocations renamed (tests/unit/alloc_hooks) is made the same way, by
+    its own command, from an archive of just those objects. Whatever does
+    not fit (no such link, a member that cannot be told, a link that fails)
+    falls back to ninja's own build of the test: the verdict is never the
+    fast link's alone.
+    """
+
+    def __init__(self, build):
+        self.build = build
+        self.dir = os.path.join(build, 'mutation-fast')
+        self.plans = {}  # executable -> plan, or None when it cannot be linked so
+
+    def ninja_command(self, target):
+        out = subprocess.run(['ninja', '-C', self.build, '-t', 'commands', '-s', target],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        lines = out.stdout.strip().splitlines()
+        return shlex.split(lines[-1]) if out.returncode == 0 and lines else None
+
+    def thin_members(self, archive):
+        path = os.path.join(self.build, archive)
+        try:
+            with open(path, 'rb') as f:
+                if f.read(8) != b'!<thin>\n':
+                    return None
+        except OSError:
+            return None
+        # from the build directory, ar names a thin archive's members as
+        # ninja does: paths from there
+        out = subprocess.run(['ar', 't', archive], cwd=self.build, stdout=subprocess.PIPE,
+                             text=True)
+        return [os.path.normpath(m) for m in out.stdout.split()] if out.returncode == 0 else None
+
+    def plan(self, exe):
+        """
+        How to link exe from the objects it uses: its link command, and for
+        each static library of the build that it links, the objects it
+        takes and, for a copy made from another library, the command that
+        makes it. None when it cannot be linked so.
+        """
+        if exe in self.plans:
+            return self.plans[exe]
+        self.plans[exe] = None
+        cmd = self.ninja_command(exe)
+        if not cmd or '-o' not in cmd or cmd[cmd.index('-o') + 1] != exe:
+            return None
+        if any(a.startswith('@') for a in cmd):
+            return None  # a response file: not read here
+        local = [a for a in cmd if a.endswith('.a') and not os.path.isabs(a) and
+                 os.path.exists(os.path.join(self.build, a))]
+        if not local:
+            return None
+        # the members the unmutated link takes: "(ARCHIVE)MEMBER" lines
+        probe = os.path.join(self.dir, 'probe')
+        os.makedirs(self.dir, exist_ok=True)
+        traced = subprocess.run(self.link(cmd, exe, probe, {}) + ['-Wl,-t,-t'],
+                                cwd=self.build, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        if traced.returncode != 0:
+            del self.plans[exe]  # perhaps objects left by a mutant: tried again next time
+            return None
+        # ld names a member of a thin archive by its path, another one as
+        # "(ARCHIVE)MEMBER"
+        lines = set(traced.stdout.splitlines())
+        taken = {a: [] for a in local}
+        for line in lines:
+            if line.startswith('(') and ')' in line:
+                archive, member = line[1:].split(')', 1)
+                if archive in taken:
+                    taken[archive].append(member)
+        archives = {}
+        for a in local:
+            members = self.thin_members(a)
+            if members is not None:
+                # a library of its own objects: the members are the objects
+                archives[a] = {'objects': [m for m in members if m in lines], 'made': None}
+                continue
+            # a copy made from one thin library by a command of its own
+            made = self.ninja_command(a)
+            sources = [x for x in (made or []) if x.endswith('.a') and x != a and
+                       self.thin_members(x) is not None]
+            if not made or len(sources) != 1:
+                return None
+            by_name = {os.path.basename(m): m for m in self.thin_members(sources[0])}
+            objects = []
+            for member in taken[a]:
+                # the copy's members are named NNN-OBJECT (alloc_rename.py)
+                name = member.split('-', 1)[1] if member[:3].isdigit() else member
+                if name not in by_name:
+                    return None
+                objects.append(by_name[name])
+            archives[a] = {'objects': objects, 'made': made, 'source': sources[0]}
+        others = [a for a in cmd[1:] if a.endswith('.o') and not os.path.isabs(a)]
+        self.plans[exe] = {'cmd': cmd, 'archives': archives, 'objects': others}
+        return self.plans[exe]
+
+    @staticmethod
+    def link(cmd, exe, out, replace):
+        argv = [out if a == exe else replace.get(a, a) for a in cmd]
+        return [a for a in argv if a is not None]
+
+    def make(self, exe, log_path, jobs):
+        """
+        Builds exe's fast copy from the current sources: its path, or None
+        (then ninja builds the real one).
+        """
+        plan = self.plan(exe)
+        if plan is None:
+            return None
+        targets = set(plan['objects'])
+        for entry in plan['archives'].values():
+            targets.update(entry['objects'])
+        with open(log_path, 'ab') as log:
+            def step(argv):
+                log.write(('$ ' + ' '.join(argv) + '\n').encode())
+                log.flush()
+                return subprocess.run(argv, cwd=self.build, stdout=log,
+                                      stderr=subprocess.STDOUT).returncode == 0
+
+            if not step(['ninja', '-C', self.build, f'-j{jobs}'] + sorted(targets)):
+                return None
+            replace = {}
+            for i, (archive, entry) in enumerate(sorted(plan['archives'].items())):
+                if not entry['objects']:
+                    replace[archive] = None  # nothing of it is linked
+                    continue
+                part = os.path.join(self.dir, f'{i}-{os.path.basename(archive)}')
+                if os.path.exists(part):
+                    os.remove(part)
+                # a thin archive names its members from where it is
+                if not step(['ar', 'rcsT', part] +
+                            [os.path.join(self.build, o) for o in entry['objects']]):
+                    return None
+                if entry['made']:
+                    copy = part[:-2] + '-copy.a'
+                    argv = [part if a == entry['source'] else copy if a == archive else a
+                            for a in entry['made']]
+                    if not step(argv):
+                        return None
+                    part = copy
+                replace[archive] = part
+            out = os.path.join(self.dir, os.path.basename(exe))
+            if not step(self.link(plan['cmd'], exe, out, replace)):
+                return None
+        return out
+
+
 def test_mutant(suite, mlogs, timeout, first, hinted):
     """
     Builds the mutated copy and runs the tests: (status, detail, test name).
@@ -367,14 +546,20 @@ def test_mutant(suite, mlogs, timeout, first, hinted):
     deadline = None
     for i, tests in enumerate(phases):
         build_started = time.monotonic()
-        rc = run_logged(suite.build_cmd(tests), os.path.join(mlogs, f'build{i + 1}.log'),
-                        timeout=600)
+        build_log = os.path.join(mlogs, f'build{i + 1}.log')
+        # the likely killers from the objects they use; the rest (and the
+        # likely killers, when that cannot be done) as ninja builds them
+        runnable = suite.fast_tests(tests, build_log) if head and i == 0 else None
+        if runnable is None:
+            rc = run_logged(suite.build_cmd(tests), build_log, timeout=600)
+            if rc != 0:
+                suite.last_build_secs += time.monotonic() - build_started
+                return 'killed', 'does not compile', None
+            runnable = tests
         suite.last_build_secs += time.monotonic() - build_started
-        if rc != 0:
-            return 'killed', 'does not compile', None
         if deadline is None:
             deadline = time.monotonic() + timeout
-        verdict, name = suite.run(tests, mlogs, deadline=deadline)
+        verdict, name = suite.run(runnable, mlogs, deadline=deadline)
         if verdict == 'fail':
             return 'killed', f'by {name}', name
         if verdict == 'timeout':
