@@ -39,7 +39,9 @@
  * was down) is first sent what it lacks, the same way. A replica that
  * fails -- its connection closes, an operation fails, or nothing
  * completes for --timeout seconds -- is reported with the last record it
- * made durable; the writer goes on with the others (or stops, with
+ * made durable (one that does not answer a step of connecting within
+ * --timeout seconds is reported too, and not used); the writer goes on with the others (or stops,
+ * with
  * --stop-on-failure, or when fewer than --min-replicas are left).
  *
  * A replica hands out its log's descriptors only to a writer that holds
@@ -56,6 +58,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -435,13 +438,47 @@ static int parse_endpoint(const char *arg, struct replica *r)
 	return 0;
 }
 
+/*
+ * The next event of a connection of replica r, waited for at most
+ * --timeout seconds: a replica that never answers a connection request
+ * (stopped, or its machine cut off) would otherwise keep the writer
+ * waiting for as long as the connection manager retries, minutes.
+ * RPMA_E_NO_EVENT when it did not come in time.
+ */
+static int next_event(const struct writer *w, struct rpma_conn *conn, enum rpma_conn_event *event)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int ret = rpma_conn_get_event_fd(conn, &pfd.fd);
+
+	if (ret)
+		return ret;
+	do
+		ret = poll(&pfd, 1, (int)(w->timeout * 1000));
+	while (ret < 0 && errno == EINTR);
+	if (ret == 0)
+		return RPMA_E_NO_EVENT;
+	return rpma_conn_next_event(conn, event);
+}
+
+/* why a connection to replica r did not come up, when it was not turned down */
+static void cannot_connect(const struct writer *w, const struct replica *r, int ret,
+			   enum rpma_conn_event event)
+{
+	if (ret == RPMA_E_NO_EVENT)
+		printf("writer: replica %d (%s) did not answer within %g s (--timeout)\n",
+		       r->number, r->name, w->timeout);
+	else
+		printf("writer: replica %d (%s): cannot connect: %s\n", r->number, r->name,
+		       ret ? rpma_err_2str(ret) : rpma_utils_conn_event_2str(event));
+}
+
 /* a connection of the handshake that is over: closed, and gone */
-static void hang_up(struct rpma_conn **conn)
+static void hang_up(const struct writer *w, struct rpma_conn **conn)
 {
 	enum rpma_conn_event event;
 
 	if (rpma_conn_disconnect(*conn) == 0)
-		(void)rpma_conn_next_event(*conn, &event); /* CLOSED: the replica saw it */
+		(void)next_event(w, *conn, &event); /* CLOSED: the replica saw it */
 	(void)rpma_conn_delete(conn);
 }
 
@@ -462,7 +499,7 @@ static int call(struct writer *w, struct replica *r, const struct rpma_conn_cfg 
 	if (!ret)
 		ret = rpma_conn_req_connect(&req, &pdata, conn);
 	if (!ret)
-		ret = rpma_conn_next_event(*conn, &event);
+		ret = next_event(w, *conn, &event);
 	if (!ret && event == RPMA_CONN_ESTABLISHED)
 		return 0;
 	if (event == RPMA_CONN_REJECTED ||
@@ -470,8 +507,7 @@ static int call(struct writer *w, struct replica *r, const struct rpma_conn_cfg 
 		printf("writer: replica %d (%s) turned us down (%s)\n", r->number, r->name,
 		       refusal);
 	else
-		printf("writer: replica %d (%s): cannot connect: %s\n", r->number, r->name,
-		       ret ? rpma_err_2str(ret) : rpma_utils_conn_event_2str(event));
+		cannot_connect(w, r, ret, event);
 	if (*conn)
 		(void)rpma_conn_delete(conn);
 	return -1;
@@ -505,14 +541,14 @@ static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NO
 	if (!ret)
 		ret = rpma_conn_req_connect(&req, &pdata, &conn);
 	if (!ret)
-		ret = rpma_conn_next_event(conn, &event);
+		ret = next_event(w, conn, &event);
 	if (!ret && event == RPMA_CONN_REJECTED && !rpma_conn_get_private_data(conn, &answer))
 		answered = log_hello_answer_decode(answer.ptr, answer.len, &rh);
 	if (!ret && event == RPMA_CONN_ESTABLISHED) {
 		bool replica = !rpma_conn_get_private_data(conn, &answer) &&
 			       log_is_replica(answer.ptr, answer.len);
 
-		hang_up(&conn);
+		hang_up(w, &conn);
 		if (replica)
 			printf("writer: replica %d (%s) let our HELLO in: a replica of a protocol "
 			       "before version %d, which this writer does not trust\n",
@@ -534,8 +570,7 @@ static int hello(struct writer *w, struct replica *r, const uint8_t nonce[PSK_NO
 		return -1;
 	}
 	if (!answered) {
-		printf("writer: replica %d (%s): cannot connect: %s\n", r->number, r->name,
-		       ret ? rpma_err_2str(ret) : rpma_utils_conn_event_2str(event));
+		cannot_connect(w, r, ret, event);
 		return -1;
 	}
 	if (rh.version != PROTOCOL_VERSION) {
@@ -759,7 +794,8 @@ static void usage(const char *name)
 	    "  --stop-on-failure   stop when a replica fails (default: go on without it)\n"
 	    "  --min-replicas N    stop when fewer replicas are left (1)\n"
 	    "  --ack visible       accept replicas that can make records visible only\n"
-	    "  --timeout SECONDS   a replica that completes nothing for so long has failed (10)\n"
+	    "  --timeout SECONDS   a replica that completes nothing, or does not answer a step of\n"
+	    "                      connecting, for so long has failed (10)\n"
 	    "  --verbose           print every acknowledgment\n",
 	    name);
 }
@@ -940,7 +976,7 @@ int main(int argc, char *argv[])
 			/* not usable: the replica should not wait for us to go */
 			if (r->mr)
 				rpma_mr_remote_delete(&r->mr);
-			hang_up(&r->conn);
+			hang_up(&w, &r->conn);
 		}
 	}
 	if (alive_replicas(&w) < w.min_replicas) {
@@ -1031,13 +1067,8 @@ out_replicas:
 			enum rpma_conn_event event;
 
 			/* a clean goodbye: wait until the replica has seen it */
-			if (rpma_conn_disconnect(r->conn) == 0) {
-				int fd;
-
-				rpma_conn_get_event_fd(r->conn, &fd);
-				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-				rpma_conn_next_event(r->conn, &event);
-			}
+			if (rpma_conn_disconnect(r->conn) == 0)
+				(void)next_event(&w, r->conn, &event);
 		}
 		if (r->mr)
 			rpma_mr_remote_delete(&r->mr);

@@ -13,7 +13,8 @@
 #   writer with another key is refused and says so, and the replica logs
 #   it. Over one provider only (every_step, lib.sh), what does not depend
 #   on it: key files that cannot be used stop both programs (status 2);
-#   --allow lets in the writer's address and no other; a writer killed
+#   --allow lets in the writer's address and no other; a replica that
+#   never answers (stopped) is given up after --timeout; a writer killed
 #   mid-stream and a hundred bad peers in a row (not writers, another
 #   key, another version, a forged PROVE, a HELLO left open, peers killed
 #   in the handshake) are each logged, and the replica serves the next
@@ -111,6 +112,25 @@ if [ "$MODE" = dram ]; then
 	lacks deny "a writer connected"
 	lacks admit "refused"
 	has admit "holds 20 records"
+
+	# a replica that never answers (stopped): each step of connecting
+	# waits --timeout seconds at most, not the minutes the connection
+	# manager retries
+	start asleep "$ex/replica" --key "$key" "$ADDR" $p4
+	listening asleep
+	program_of asleep
+	kill -STOP "$PROGRAM"
+	t0=$(date +%s)
+	run late "$ex/writer" --key "$key" --ack visible --records 1 --timeout 2 "$ADDR:$p4"
+	waited=$(($(date +%s) - t0))
+	kill -CONT "$PROGRAM"
+	echo "# the writer gave up on a stopped replica after $waited s"
+	status_is late 1
+	has late "replica 1 ($ADDR:$p4) did not answer within 2 s (--timeout)"
+	has late "0 of 1 replicas usable"
+	[ "$waited" -le 10 ] || fail "the writer gave up on a silent replica after $waited s, not 2"
+	stop asleep
+	ok asleep
 
 	# a good writer, then a writer killed mid-stream, then a hundred bad
 	# peers in a row: the replica logs each and serves the next good writer

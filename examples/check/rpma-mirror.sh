@@ -20,8 +20,8 @@
 #   target.
 #   dram: -q, a progress bar on a terminal, --json; the bad clients (bad
 #   magic, an old version, a made-up challenge, a wrong MAC) one hundred in
-#   a row; a client killed mid-copy, then a good client; --allow; a host
-#   name.
+#   a row; a client killed mid-copy, then a good client; a server that
+#   never answers (stopped), given up after 10 s; --allow; a host name.
 . "$(dirname "$0")/lib.sh"
 tool=$BIN/../tools/rpma-mirror
 port=7700
@@ -248,6 +248,25 @@ if [ "$MODE" = dram ] && every_step; then
 	stop server
 	ok server
 	has server "stopped by signal 15"
+
+	# 7b. a server that never answers (stopped): the client gives up after
+	# 10 s, not the minutes the connection manager retries
+	truncate -s 16M "$WORK/asleep-target"
+	start asleep "${mirror[@]}" --serve "$ADDR:$((port + 3))" "$WORK/asleep-target"
+	wait_for asleep "serving $WORK/asleep-target"
+	program_of asleep
+	kill -STOP "$PROGRAM"
+	t0=$(date +%s)
+	run late "${mirror[@]}" "$WORK/src" "$ADDR:$((port + 3))"
+	waited=$(($(date +%s) - t0))
+	kill -CONT "$PROGRAM"
+	echo "# the client gave up on a stopped server after $waited s"
+	status_is late 2
+	has late "$ADDR:$((port + 3)) did not answer within 10 s"
+	lacks late "mirrored"
+	[ "$waited" -le 20 ] || fail "the client gave up on a silent server after $waited s, not 10"
+	stop asleep
+	ok asleep
 
 	# 8. --allow: a peer outside every rule is refused before anything is said
 	start allow_other "${mirror[@]}" --serve --once --allow 198.51.100.0/24 \

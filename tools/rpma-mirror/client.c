@@ -344,12 +344,34 @@ static void request_init(const struct client *c, struct request_pdata *rq, enum 
 	mirror_request_init(rq, step, c->o->verify_only, c->chunk, c->length);
 }
 
+/*
+ * The next event of conn, waited for at most WAIT_MS: a server that never
+ * answers a connection request (a stopped process, a machine cut off)
+ * would otherwise keep the client waiting for as long as the connection
+ * manager retries, minutes. RPMA_E_NO_EVENT when none came in time or a
+ * signal asked us to stop (stop_signal tells which).
+ */
+static int next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
+{
+	int fd;
+	int ret = rpma_conn_get_event_fd(conn, &fd);
+
+	if (ret)
+		return ret;
+	ret = wait_readable(fd, WAIT_MS);
+	if (ret == -1)
+		return RPMA_E_UNKNOWN;
+	if (ret != 1)
+		return RPMA_E_NO_EVENT;
+	return rpma_conn_next_event(conn, event);
+}
+
 static void close_conn(struct rpma_conn **conn)
 {
 	enum rpma_conn_event event;
 
 	if (rpma_conn_disconnect(*conn) == 0)
-		rpma_conn_next_event(*conn, &event);
+		(void)next_event(*conn, &event);
 	rpma_conn_delete(conn);
 }
 
@@ -379,7 +401,16 @@ static int connect_once(struct client *c, const struct request_pdata *rq, struct
 		failed("connecting", ret);
 		return -1;
 	}
-	ret = rpma_conn_next_event(*conn, &event);
+	ret = next_event(*conn, &event);
+	if (ret == RPMA_E_NO_EVENT) {
+		if (stop_signal)
+			complain("interrupted by signal %d while connecting to %s",
+				 (int)stop_signal, at);
+		else
+			complain("%s did not answer within %d s", at, WAIT_MS / 1000);
+		rpma_conn_delete(conn);
+		return -1;
+	}
 	if (!ret && event == RPMA_CONN_REJECTED && rq->step == STEP_HELLO) {
 		/* the challenge comes in the reject: this side holds no connection either */
 		ret = rpma_conn_get_private_data(*conn, answer);
