@@ -70,10 +70,12 @@ OWN_BUILDS = {
     },
     'fuzz': {
         'suffix': '-fuzz',
-        # -Dpmem2 left as it is: libsodium, which it turns off, is what the
-        # targets of the pre-shared key handshake take (tests/fuzz/meson.build)
+        # -Dpmem2=auto, said: libsodium, which disabled turns off, is what the
+        # targets of the pre-shared key handshake take (tests/fuzz/meson.build),
+        # and a build configured before with it disabled keeps what it was
+        # told until told otherwise
         'options': ['-Dwerror=true', '-Dfuzzer=true', '-Drdma_tests=disabled',
-                    '-Dman_checks=disabled'],
+                    '-Dman_checks=disabled', '-Dpmem2=auto'],
         'env': {'CC': 'clang', 'CXX': 'clang++'},
         'suites': ['fuzz'],
         'targets': 'fuzz-targets',
