@@ -664,8 +664,10 @@ static void wait_room(const char *what, long long deadline)
 /*
  * Whether a post that returned ret is to be tried again: the GPSPM flow
  * control or its back-pressure said so (after a wait for room), or the
- * send queue was full (the provider's ENOMEM, after a pause for the
- * pollers), within the limit since the first try.
+ * send queue was full (after a pause for the pollers), within the limit
+ * since the first try. A full send queue is the provider's ENOMEM from
+ * ibv_post_send() and, from the work request builders that atomic writes
+ * and native flushes take (ibv_wr_*), rxe's ENOSPC.
  */
 static bool post_again(int ret, const char *what, long long deadline)
 {
@@ -673,7 +675,8 @@ static bool post_again(int ret, const char *what, long long deadline)
 		wait_room(what, deadline);
 		return true;
 	}
-	if (ret != RPMA_E_PROVIDER || rpma_err_get_provider_error() != ENOMEM)
+	if (ret != RPMA_E_PROVIDER ||
+	    (rpma_err_get_provider_error() != ENOMEM && rpma_err_get_provider_error() != ENOSPC))
 		return false;
 	atomic_fetch_add(&sq_full_waits, 1);
 	if (t_now_ms() > deadline) {
