@@ -45,6 +45,24 @@ static inline uint64_t fuzz_le64(const uint8_t *p)
 	return v;
 }
 
+static inline uint32_t fuzz_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* n <= 256; by memcmp(), which the fuzzer's coverage does not trace byte by byte */
+static inline int fuzz_all_zero(const void *p, size_t n)
+{
+	static const uint8_t zeros[256] = { 0 };
+	return memcmp(p, zeros, n) == 0;
+}
+
+/* a byte of the input to choose with (its last), the same for every reader */
+static inline uint8_t fuzz_choice(const uint8_t *b, size_t size)
+{
+	return size ? b[size - 1] : 0;
+}
+
 /* an exact-size copy of the input, so that a sanitizer sees any read past its end */
 static inline uint8_t *fuzz_copy(const uint8_t *data, size_t size)
 {

@@ -21,6 +21,7 @@
 #include <endian.h>
 
 #include "fuzz.h"
+#include "fuzz_psk_key.h"
 #include "log_wire.h"
 
 static struct psk key;
@@ -31,30 +32,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	REQUIRE(sodium_init() >= 0);
-	for (size_t i = 0; i < PSK_MIN; i++)
-		key.key[i] = (unsigned char)(i * 37 + 11);
-	key.len = PSK_MIN;
+	fuzz_psk_key(&key);
 	return 0;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* n <= 256; by memcmp(), which the fuzzer's coverage does not trace byte by byte */
-static bool all_zero(const void *p, size_t n)
-{
-	static const uint8_t zeros[256];
-
-	return memcmp(p, zeros, n) == 0;
-}
-
-/* a byte of the input to choose with, the same for every reader */
-static uint8_t choice(const uint8_t *b, size_t size)
-{
-	return size ? b[size - 1] : 0;
 }
 
 /*
@@ -81,11 +60,11 @@ static void request(const uint8_t *b, size_t size)
 
 	if (size < 40) {
 		REQUIRE(problem && strstr(problem, "too short") != NULL);
-		REQUIRE(all_zero(&wp, sizeof(wp)));
+		REQUIRE(fuzz_all_zero(&wp, sizeof(wp)));
 		return;
 	}
 	REQUIRE(memcmp(&wp, b, sizeof(wp)) == 0);
-	if (le32(b) != 0x57474f4cu) {
+	if (fuzz_le32(b) != 0x57474f4cu) {
 		REQUIRE(problem && strstr(problem, "writer's magic") != NULL);
 		return;
 	}
@@ -104,7 +83,7 @@ static void request(const uint8_t *b, size_t size)
 	}
 	REQUIRE(problem == NULL);
 
-	const uint8_t c = choice(b, size);
+	const uint8_t c = fuzz_choice(b, size);
 	const int check = mac_check(b, size);
 
 	if (!check)
@@ -135,21 +114,21 @@ static void hello_answer(const uint8_t *b, size_t size)
 {
 	struct replica_hello rh;
 
-	REQUIRE(log_is_replica(b, size) == (size >= 4 && le32(b) == 0x52474f4cu));
+	REQUIRE(log_is_replica(b, size) == (size >= 4 && fuzz_le32(b) == 0x52474f4cu));
 	memset(&rh, 0xa5, sizeof(rh));
 	bool answered = log_hello_answer_decode(b, size, &rh);
 
 	if (size < sizeof(rh)) {
-		REQUIRE(!answered && all_zero(&rh, sizeof(rh)));
+		REQUIRE(!answered && fuzz_all_zero(&rh, sizeof(rh)));
 		return;
 	}
 	REQUIRE(sizeof(rh) == 56 && memcmp(&rh, b, sizeof(rh)) == 0);
-	REQUIRE(answered == (le32(b) == 0x52474f4cu && b[5] == STEP_HELLO));
+	REQUIRE(answered == (fuzz_le32(b) == 0x52474f4cu && b[5] == STEP_HELLO));
 	if (!answered)
 		return;
 
 	/* the proof a replica that holds the key makes, and no change of it */
-	const uint8_t c = choice(b, size);
+	const uint8_t c = fuzz_choice(b, size);
 	const int check = mac_check(b, size);
 
 	if (!check)
@@ -176,13 +155,13 @@ static void prove_answer(const uint8_t *b, size_t size)
 	enum log_answer r = log_replica_answer_decode(b, size, &rp, &said);
 
 	if (size < 48) {
-		REQUIRE(r == LOG_ANSWER_NONE && said == 0 && all_zero(&rp, sizeof(rp)));
+		REQUIRE(r == LOG_ANSWER_NONE && said == 0 && fuzz_all_zero(&rp, sizeof(rp)));
 		return;
 	}
 	REQUIRE(sizeof(rp) == 48 && memcmp(&rp, b, sizeof(rp)) == 0);
 	const size_t n = 48u + b[6] + b[7];
 	const bool ok =
-	    le32(b) == 0x52474f4cu && b[4] == 4 && b[5] == STEP_PROVE && n <= 196 && n <= size;
+	    fuzz_le32(b) == 0x52474f4cu && b[4] == 4 && b[5] == STEP_PROVE && n <= 196 && n <= size;
 
 	REQUIRE(r == (ok ? LOG_ANSWER_OK : LOG_ANSWER_FOREIGN));
 	if (!ok) {
@@ -192,7 +171,7 @@ static void prove_answer(const uint8_t *b, size_t size)
 	REQUIRE(said == n && said <= size && said <= PDATA_MAX);
 
 	/* the MAC the replica computes is accepted; any change of what it said is not */
-	const uint8_t c = choice(b, size);
+	const uint8_t c = fuzz_choice(b, size);
 	const int check = mac_check(b, size);
 
 	if (!check)

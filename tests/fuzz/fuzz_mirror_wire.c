@@ -22,6 +22,7 @@
 #include <endian.h>
 
 #include "fuzz.h"
+#include "fuzz_psk_key.h"
 #include "mirror_wire.h"
 
 static struct psk key;
@@ -32,35 +33,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	REQUIRE(sodium_init() >= 0);
-	for (size_t i = 0; i < PSK_MIN; i++)
-		key.key[i] = (unsigned char)(i * 37 + 11);
-	key.len = PSK_MIN;
+	fuzz_psk_key(&key);
 	return 0;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* n <= 256; by memcmp(), which the fuzzer's coverage does not trace byte by byte */
-static bool all_zero(const void *p, size_t n)
-{
-	static const uint8_t zeros[256];
-
-	return memcmp(p, zeros, n) == 0;
 }
 
 static bool is_mirror(const uint8_t *b, size_t size)
 {
 	return size >= 10 && memcmp(b, "RPMAMIRR", 8) == 0;
-}
-
-/* a byte of the input to choose with, the same for every reader */
-static uint8_t choice(const uint8_t *b, size_t size)
-{
-	return size ? b[size - 1] : 0;
 }
 
 /*
@@ -92,21 +71,21 @@ static void request(const uint8_t *b, size_t size)
 		want = "a request cut short";
 	else if (b[9] != 1 && b[9] != 2)
 		want = "a step of the handshake that a client does not take";
-	else if (le32(b + 12) < 4096 || le32(b + 12) > (64u << 20))
+	else if (fuzz_le32(b + 12) < 4096 || fuzz_le32(b + 12) > (64u << 20))
 		want = "a chunk size out of range";
 	REQUIRE((why == NULL) == (want == NULL));
 	if (why) {
 		REQUIRE(strcmp(why, want) == 0);
 		/* refused before it was read: nothing of it taken */
 		if (size < 56 || b[8] != 3 || !is_mirror(b, size))
-			REQUIRE(all_zero(&rq, sizeof(rq)));
+			REQUIRE(fuzz_all_zero(&rq, sizeof(rq)));
 		return;
 	}
 	REQUIRE(memcmp(&rq, b, sizeof(rq)) == 0);
 	REQUIRE(rq.step == STEP_HELLO || rq.step == STEP_PROVE);
 
 	/* a PROVE as the client makes it passes the server's check, and no change of it does */
-	const uint8_t c = choice(b, size);
+	const uint8_t c = fuzz_choice(b, size);
 	const int check = mac_check(b, size);
 
 	if (!check)
@@ -124,9 +103,9 @@ static void request(const uint8_t *b, size_t size)
 static void request_made(const uint8_t *b, size_t size)
 {
 	/* what a client may make of the input's bytes */
-	const uint8_t c = choice(b, size);
+	const uint8_t c = fuzz_choice(b, size);
 	const enum mirror_step step = (enum mirror_step)(c % 5);
-	const uint32_t chunk = size >= 4 ? le32(b) >> (c % 16) : 4096;
+	const uint32_t chunk = size >= 4 ? fuzz_le32(b) >> (c % 16) : 4096;
 	const uint64_t length = size >= 12 ? fuzz_le64(b + 4) : size;
 	struct request_pdata rq, back;
 
@@ -172,7 +151,7 @@ static void challenge(const uint8_t *b, size_t size)
 	REQUIRE(memcmp(&ch, b, sizeof(ch)) == 0);
 
 	/* the proof a server that holds the key makes, and no change of it */
-	const uint8_t c = choice(b, size);
+	const uint8_t c = fuzz_choice(b, size);
 	const int check = mac_check(b, size);
 
 	if (!check)
@@ -221,7 +200,7 @@ static void region(const uint8_t *b, size_t size)
 	REQUIRE(a->descriptors + a->mr_desc_size + a->pcfg_desc_size == buf + said);
 
 	/* the MAC the server computes is accepted; any change of what it said is not */
-	const uint8_t c = choice(b, size);
+	const uint8_t c = fuzz_choice(b, size);
 	const int check = mac_check(b, size);
 
 	if (!check)
@@ -246,7 +225,8 @@ static void region_made(const uint8_t *b, size_t size)
 	/* what a server may make: descriptors of the input's bytes, of sizes that fit */
 	uint8_t buf[ANSWER_PDATA_MAX], back[ANSWER_PDATA_MAX];
 	struct region_pdata *a = (struct region_pdata *)buf;
-	const uint8_t mr_size = (uint8_t)(size % 80), pcfg_size = (uint8_t)(choice(b, size) % 77);
+	const uint8_t mr_size = (uint8_t)(size % 80),
+		      pcfg_size = (uint8_t)(fuzz_choice(b, size) % 77);
 	const uint64_t target = size >= 8 ? fuzz_le64(b) : size;
 	size_t said = 0;
 

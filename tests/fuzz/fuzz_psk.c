@@ -35,6 +35,7 @@
 #include <stdbool.h>
 
 #include "fuzz.h"
+#include "fuzz_psk_key.h"
 #include "psk.h"
 
 static struct psk key;
@@ -44,11 +45,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	REQUIRE(sodium_init() >= 0);
-	/* a key of the shortest length psk_load() takes */
-	for (size_t i = 0; i < PSK_MIN; i++)
-		key.key[i] = (unsigned char)(i * 37 + 11);
-	key.len = PSK_MIN;
+	fuzz_psk_key(&key);
 	return 0;
 }
 
