@@ -612,7 +612,7 @@ def main():
     ap.add_argument('--jobs', type=int, metavar='N',
                     default=int(os.environ.get('RPMA_TEST_CORES') or os.cpu_count() or 1),
                     help='the cores to keep busy (default: RPMA_TEST_CORES, else every core): '
-                    'as many copies of the tree, each trying its own mutants')
+                    'twice as many copies of the tree, each trying its own mutants')
     ap.add_argument('--catalogue', default=os.path.join(HERE, 'mutants.txt'),
                     help='the catalogue (default: tests/mutation/mutants.txt)')
     args = ap.parse_args()
@@ -658,10 +658,11 @@ def main():
         return 2
     logs = os.path.join(scratch, 'logs')
     os.makedirs(logs)
-    workers = max(1, min(args.jobs, len(mutants)))
-    # the cores the run may keep busy, shared among the workers: each builds
-    # and runs tests that many at a time
-    parallel = max(1, args.jobs // workers)
+    # Two workers per core: a mutant's tests mostly sleep (the sweeps' and
+    # the dead peers' timeouts), so that one worker per core kept each core
+    # busy about half the time. Each builds and runs its tests one at a time.
+    workers = max(1, min(2 * args.jobs, len(mutants)))
+    parallel = 1
     learned = {}
     prepared = [None] * workers
 
@@ -673,8 +674,10 @@ def main():
 
     def prepare(i):
         try:
-            prepared[i] = prepare_worker(scratch, i, workers, parallel, learned, logs, args.jobs,
-                                         first_built)
+            # a build of many objects (the first, a header's mutant) takes
+            # two cores, as the other worker mostly sleeps
+            prepared[i] = prepare_worker(scratch, i, workers, parallel, learned, logs,
+                                         max(2, args.jobs), first_built)
         finally:
             first_built.set()
 
