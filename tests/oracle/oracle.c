@@ -25,7 +25,8 @@
  * persistent and visibility flushes, atomic writes of its commit word,
  * reads and (where the receive queue is the application's) sends, each
  * signaled or not, one by one or as rpma_post_batch, keeping at most
- * WINDOW operations unfinished. One or two polling threads take the
+ * WINDOW operations unfinished, and all its threads' signaled operations
+ * not yet taken within the CQ's size. One or two polling threads take the
  * completions (rpma_cq_wait_completion, rpma_cq_get_wc of up to 4, or the
  * librpma 1.x loop of rpma_cq_wait and rpma_cq_get_wc of one) and check
  * (a), (b) and (d) on each; a thread of the target watches the commit
@@ -49,6 +50,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
+
 #include "common.h"
 
 #define METHOD_GPSPM_POLLED 0
@@ -68,6 +71,8 @@
 #define WINDOW	    24	/* operations a thread has unfinished at most */
 /* a signaled operation at least this often, well inside the window */
 #define SIGNAL_EVERY (WINDOW / 2)
+/* the CQ's size and the send queue's: what all the posting threads keep unfinished, and more */
+#define CQ_SIZE	     (MAX_POSTERS * (WINDOW + 2) + 8)
 #define MAX_OPS	     200000
 #define SLICE	     (64 + NREC * RLEN) /* the commit word, on a line of its own, then records */
 #define REGION_SIZE  (2u << 20)
@@ -398,6 +403,7 @@ static struct poster posts[MAX_POSTERS];
 static atomic_uint posters_done;
 static atomic_ullong counts[OP_KINDS];
 static atomic_ullong completions_taken, batches, room_waits, taken_order, signaled_posted;
+static atomic_ullong cq_room_waits;
 static atomic_ullong streams, stream_writes, sq_full_waits;
 
 static unsigned long long rnd(struct poster *ps)
@@ -643,6 +649,34 @@ static void wait_window(struct poster *ps, unsigned n)
 	}
 }
 
+/*
+ * Counts a signaled operation about to be posted, once the CQ has room for
+ * its completion: the signaled operations posted and not taken stay within
+ * the CQ's size, as an application must keep them. The send queue does
+ * not bound them: rxe frees a send queue entry once its completion is in
+ * the CQ, before anyone polls it, and drops a send completion that finds
+ * the CQ full (a receive's stops the queue pair). Each posting thread may
+ * have counted two operations that it has not posted yet (a batch's),
+ * hence the margin; with everything posted taken, no wait goes on.
+ */
+static void signaled_post(void)
+{
+	atomic_fetch_add(&signaled_posted, 1);
+	const long long deadline = t_now_ms() + T_WAIT_MS;
+	while ((long long)(atomic_load(&signaled_posted) - atomic_load(&completions_taken)) >
+	       CQ_SIZE - 2 * MAX_POSTERS) {
+		atomic_fetch_add(&cq_room_waits, 1);
+		if (t_now_ms() > deadline) {
+			report_stall();
+			T_FAIL("no room in the CQ for %d ms: %llu signaled operations posted, %llu "
+			       "completions taken",
+			       T_WAIT_MS, (unsigned long long)atomic_load(&signaled_posted),
+			       (unsigned long long)atomic_load(&completions_taken));
+		}
+		usleep(50);
+	}
+}
+
 /* one wait for room after RPMA_E_AGAIN, within the limit since the first */
 static void wait_room(const char *what, long long deadline)
 {
@@ -702,10 +736,8 @@ static bool post_again(int ret, const char *what, long long deadline)
  * are in flight. Then, as the seed says, a take (the completions it hands
  * out are checked as the pollers check theirs) or a wait for room without
  * a take: either reads the CQ, as an application that keeps one write in
- * flight does, so that the CQ holds no more than its size (a provider may
- * free a send queue entry once its completion is in the CQ, before it is
- * polled: rxe does). A full send queue (the provider's ENOMEM) waits for
- * the pollers.
+ * flight does (signaled_post() keeps the CQ within its size). A full send
+ * queue (the provider's ENOMEM) waits for the pollers.
  */
 static void post_stream_write(struct poster *ps, unsigned n, bool wait_between)
 {
@@ -713,7 +745,7 @@ static void post_stream_write(struct poster *ps, unsigned n, bool wait_between)
 	const unsigned long long s = ps->seq - 1;
 	o->kind = OP_WRITE;
 	o->signaled = true;
-	atomic_fetch_add(&signaled_posted, 1);
+	signaled_post();
 	atomic_store(&ps->posted, n + 1);
 	int ret =
 	    POSTED(rpma_write(conn, dst, record_off(ps->p, s), ps->staging_mr, (s % NREC) * RLEN,
@@ -784,7 +816,7 @@ static void *post_thread(void *arg)
 			o->kind = OP_FLUSH_P;
 		const bool batch = (r >> 20) % 5 == 0 && o->kind == OP_WRITE && n + 1 < ps->n_ops;
 		if (o->signaled)
-			atomic_fetch_add(&signaled_posted, 1);
+			signaled_post();
 		atomic_store(&ps->posted, n + 1);
 
 		switch (o->kind) {
@@ -805,7 +837,7 @@ static void *post_thread(void *arg)
 			f->signaled = (r >> 24) % 2 == 0 || n + 1 == ps->n_ops - 1 ||
 				      (n + 1) % SIGNAL_EVERY == SIGNAL_EVERY - 1;
 			if (f->signaled)
-				atomic_fetch_add(&signaled_posted, 1);
+				signaled_post();
 			f->lo = ps->pflushed;
 			f->hi = ps->seq;
 			struct rpma_batch_op b[2];
@@ -904,6 +936,37 @@ static void *post_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The device's asynchronous events while the client runs: a CQ that
+ * overflowed (rxe drops a send completion then, and stops the queue pair
+ * for a receive's) or a queue pair the provider stopped is a lost
+ * completion the four checks would only see as its consequence.
+ */
+static atomic_bool async_stop;
+static atomic_uint async_errors;
+
+static void *async_thread(void *arg)
+{
+	struct ibv_context *ibv = arg;
+	struct pollfd pfd = { .fd = ibv->async_fd, .events = POLLIN };
+	while (!atomic_load(&async_stop)) {
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		struct ibv_async_event ev;
+		if (ibv_get_async_event(ibv, &ev))
+			continue;
+		const bool bad = ev.event_type == IBV_EVENT_CQ_ERR ||
+				 ev.event_type == IBV_EVENT_QP_FATAL ||
+				 ev.event_type == IBV_EVENT_QP_REQ_ERR ||
+				 ev.event_type == IBV_EVENT_QP_ACCESS_ERR;
+		t_log("asynchronous event: %s", ibv_event_type_str(ev.event_type));
+		if (bad)
+			atomic_fetch_add(&async_errors, 1);
+		ibv_ack_async_event(&ev);
+	}
+	return NULL;
+}
+
 static void client(void)
 {
 	skip_without_native();
@@ -912,8 +975,8 @@ static void client(void)
 	T_OK(rpma_conn_cfg_new(&cfg));
 	if (GPSPM)
 		T_OK(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED));
-	T_OK(rpma_conn_cfg_set_sq_size(cfg, MAX_POSTERS * (WINDOW + 2) + 8));
-	T_OK(rpma_conn_cfg_set_cq_size(cfg, MAX_POSTERS * (WINDOW + 2) + 8));
+	T_OK(rpma_conn_cfg_set_sq_size(cfg, CQ_SIZE));
+	T_OK(rpma_conn_cfg_set_cq_size(cfg, CQ_SIZE));
 	T_OK(rpma_conn_cfg_set_rq_size(cfg, 16));
 	conn = t_connect(peer, cfg, NULL);
 	struct rpma_conn_private_data pd;
@@ -953,6 +1016,13 @@ static void client(void)
 				       RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND);
 	}
 
+	struct ibv_context *ibv = NULL;
+	T_OK(rpma_utils_get_ibv_context(t_env.addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv));
+	int fl = fcntl(ibv->async_fd, F_GETFL);
+	T_ASSERT(fl >= 0 && fcntl(ibv->async_fd, F_SETFL, fl | O_NONBLOCK) == 0);
+	pthread_t at;
+	T_EQ(pthread_create(&at, NULL, async_thread, ibv), 0);
+
 	const long long start = t_now_ms();
 	pthread_t pt[MAX_POSTERS], qt[2];
 	for (unsigned q = 0; q < pollers; q++)
@@ -966,6 +1036,11 @@ static void client(void)
 	for (unsigned q = 0; q < pollers; q++)
 		T_EQ(pthread_join(qt[q], NULL), 0);
 	const long long took = t_now_ms() - start;
+	atomic_store(&async_stop, true);
+	T_EQ(pthread_join(at, NULL), 0);
+	if (atomic_load(&async_errors))
+		violation("%llu asynchronous error events: a CQ overflowed or a queue pair stopped",
+			  atomic_load(&async_errors), 0, 0);
 
 	/* (d): every signaled operation completed, once */
 	unsigned long long signaled = 0, ops = 0;
@@ -993,7 +1068,7 @@ static void client(void)
 	    "%llu operations in %lld ms: %llu writes, %llu persistent and %llu visibility "
 	    "flushes, %llu atomic writes, %llu reads, %llu sends; %llu signaled, %llu "
 	    "completions, %llu batches, %llu waits for room; %llu streams of %llu writes "
-	    "in all, %llu waits for the send queue",
+	    "in all, %llu waits for the send queue, %llu for room in the CQ",
 	    ops, took, (unsigned long long)counts[OP_WRITE], (unsigned long long)counts[OP_FLUSH_P],
 	    (unsigned long long)counts[OP_FLUSH_V], (unsigned long long)counts[OP_ATOMIC],
 	    (unsigned long long)counts[OP_READ], (unsigned long long)counts[OP_SEND], signaled,
@@ -1001,7 +1076,8 @@ static void client(void)
 	    (unsigned long long)atomic_load(&batches), (unsigned long long)atomic_load(&room_waits),
 	    (unsigned long long)atomic_load(&streams),
 	    (unsigned long long)atomic_load(&stream_writes),
-	    (unsigned long long)atomic_load(&sq_full_waits));
+	    (unsigned long long)atomic_load(&sq_full_waits),
+	    (unsigned long long)atomic_load(&cq_room_waits));
 	t_signal('D');
 	t_await('V');
 	const unsigned long long v = atomic_load(&sh->violations);
