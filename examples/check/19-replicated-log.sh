@@ -17,8 +17,8 @@
 #   never answers (stopped) is given up after --timeout; a writer killed
 #   mid-stream and a hundred bad peers in a row (not writers, another
 #   key, another version, a forged PROVE, a HELLO left open, peers killed
-#   in the handshake) are each logged, and the replica serves the next
-#   good writer.
+#   in the handshake; those that examples/check/raw-peer plays go from one
+#   process) are each logged, and the replica serves the next good writer.
 . "$(dirname "$0")/lib.sh"
 ex=$BIN/19-replicated-log
 p1=7419 p2=7420 p3=7421 p4=7422
@@ -200,22 +200,28 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 	extra_refused=2 extra_connected=1
 
 	# bad KIND CMD...: one bad peer, run to its end; its output in
-	# WORK/KIND.out (the last one of its kind); its status in $bad_status
+	# $bad_out, its status in $bad_status
 	bad() {
-		local kind=$1
+		local kind=$1 lines
 		shift
 		timeout -k 5 "$LIMIT" "$@" >"$WORK/$kind.out" 2>&1
 		bad_status=$?
+		mapfile -t lines <"$WORK/$kind.out"
+		bad_out="${lines[*]}"
 	}
-	# expect KIND STATUS TEXT: the last bad peer of KIND ended so (read
-	# without a process: in the VM each costs tens of ms)
+	# expect KIND STATUS TEXT: bad peer $i, of KIND, ended so
 	expect() {
-		local out
-		mapfile -t out <"$WORK/$1.out"
-		[ "$bad_status" = "$2" ] && [[ "${out[*]}" == *"$3"* ]] && return
+		[ "$bad_status" = "$2" ] && [[ "$bad_out" == *"$3"* ]] && return
 		unexpected=$((unexpected + 1))
 		[ "$unexpected" -le 3 ] &&
 			fail "bad peer $i ($1) exited with status $bad_status, expected $2 and \"$3\""
+	}
+	# raw KIND HEX SECONDS TEXT: a bad peer that raw-peer plays, turned
+	# down with TEXT; they go one after another from one raw-peer process
+	# after the others (in the VM a process costs more than a connection)
+	raw_args=() raw_kind=() raw_i=() raw_text=()
+	raw() {
+		raw_args+=("$2" "$3") raw_kind+=("$1") raw_i+=("$i") raw_text+=("$4")
 	}
 	# 32 random bytes for each peer, in hex: its nonce or challenge, and MAC
 	# (no process substitution: the VM has no /dev/fd)
@@ -239,25 +245,36 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 				"Hello, replica! I am not a writer, but let me in."
 			expect notwriter 1 "cannot connect" ;;
 		forged) # a PROVE with a challenge the replica never gave
-			bad forged "$BIN/raw-peer" "$ADDR" $p3 "${magic}04020000${random[i - 1]}" 0
-			expect forged 1 "turned down" ;;
+			raw forged "${magic}04020000${random[i - 1]}" 0 "turned down" ;;
 		hello) # a HELLO made without the key: answered in a reject, and logged
-			bad hello "$BIN/raw-peer" "$ADDR" $p3 "${magic}04010000${random[i - 1]}" 0
-			expect hello 1 "the answer: 4c4f47520401" ;;
+			raw hello "${magic}04010000${random[i - 1]}" 0 "the answer: 4c4f47520401" ;;
 		version2) # a writer of protocol version 2
-			bad version2 "$BIN/raw-peer" "$ADDR" $p3 "${magic}02000000${random[i - 1]}" 0
-			expect version2 1 "turned down" ;;
+			raw version2 "${magic}02000000${random[i - 1]}" 0 "turned down" ;;
 		nostep) # a step that does not exist
-			bad nostep "$BIN/raw-peer" "$ADDR" $p3 "${magic}04090000${random[i - 1]}" 0
-			expect nostep 1 "turned down" ;;
+			raw nostep "${magic}04090000${random[i - 1]}" 0 "turned down" ;;
 		otherkey) # a writer with another key
 			bad otherkey "$ex/writer" --key "$other" --ack visible --records 1 "$ADDR:$p3"
 			expect otherkey 1 "holds another key" ;;
 		silent | killed) # a HELLO that would stay: it gets no connection to hold
-			bad "$kind" "$BIN/raw-peer" "$ADDR" $p3 "${magic}04010000${random[i - 1]}" 30
-			expect "$kind" 1 "the answer: 4c4f47520401" ;;
+			raw "$kind" "${magic}04010000${random[i - 1]}" 30 "the answer: 4c4f47520401" ;;
 		esac
 	done
+	# the raw peers: "peer N: " before each line of the Nth, its last line
+	# "peer N: status S"
+	timeout -k 5 "$LIMIT" "$BIN/raw-peer" "$ADDR" $p3 "${raw_args[@]}" >"$WORK/raw.out" 2>&1 ||
+		fail "raw-peer ended with status $? (${#raw_kind[@]} bad peers)"
+	mapfile -t raw_lines <"$WORK/raw.out"
+	k=0 bad_out=
+	for line in "${raw_lines[@]}"; do
+		case $line in
+		"peer $((k + 1)): status "*)
+			bad_status=${line##* } i=${raw_i[k]}
+			expect "${raw_kind[k]}" 1 "${raw_text[k]}"
+			k=$((k + 1)) bad_out= ;;
+		"peer $((k + 1)): "*) bad_out+=" ${line#"peer $((k + 1)): "}" ;;
+		esac
+	done
+	[ "$k" = "${#raw_kind[@]}" ] || fail "raw-peer told of $k of its ${#raw_kind[@]} bad peers"
 	echo "# 100 bad peers in $(($(date +%s) - t0)) s; $unexpected ended unexpectedly"
 	[ "$unexpected" = 0 ] || fail "$unexpected bad peers ended unexpectedly"
 	kill -0 "${PID[rep3]:-}" 2>/dev/null || fail "the replica did not outlive the bad peers"

@@ -3,7 +3,7 @@
  * raw-peer.c -- a peer for the checks: a connection request carrying any
  *               private data, then silence
  *
- * usage: raw-peer <addr> <port> <hex> <seconds>
+ * usage: raw-peer <addr> <port> <hex> <seconds> [<hex> <seconds>]...
  *
  * Connects to addr:port with the bytes of <hex> (at most 56, what a
  * connection request carries on RoCE) as the request's private data. When
@@ -13,12 +13,20 @@
  * is what a server must survive from a peer that is broken or hostile:
  * requests that are not what it expects, and connections left open.
  *
+ * With more than one pair of <hex> and <seconds>, one peer after another,
+ * each with its own connection, from one process (in the test VM a process
+ * costs more than the connection): each line a peer prints starts with
+ * "peer N: " (N from 1), and its last is "peer N: status S", S the status
+ * it alone would have exited with.
+ *
  * Exit status: 0 accepted (whoever disconnected); 1 turned down or the
- * connection failed; 2 bad usage.
+ * connection failed; 2 bad usage. With several peers: 0, or 1 when the
+ * device could not be opened, 2 bad usage.
  */
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,25 +61,16 @@ static int from_hex(const char *hex, unsigned char *buf, size_t size)
 	return (int)(len / 2);
 }
 
-int main(int argc, char *argv[])
-{
-	unsigned char request[REQUEST_MAX];
-	int len = argc == 5 ? from_hex(argv[3], request, sizeof(request)) : -1;
-	char *end = "";
-	double seconds = argc == 5 ? strtod(argv[4], &end) : -1;
+/* "peer N: " before each line of a peer of several; nothing for one alone */
+static char prefix[32];
 
-	if (len < 0 || seconds < 0 || *end) {
-		fprintf(stderr,
-			"usage: %s <addr> <port> <hex> <seconds>\n"
-			"  <hex>      the request's private data, at most %d bytes\n"
-			"  <seconds>  how long to stay connected and silent\n",
-			argv[0], REQUEST_MAX);
-		return 2;
-	}
-	const char *addr = argv[1];
-	const char *port = argv[2];
-	struct ibv_context *ibv_ctx = NULL;
-	struct rpma_peer *peer = NULL;
+/*
+ * One peer: a connection request with request[len] as its private data,
+ * then silence for seconds once accepted; its exit status.
+ */
+static int one_peer(struct rpma_peer *peer, const char *addr, const char *port,
+		    unsigned char *request, int len, double seconds)
+{
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
 	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
@@ -79,11 +78,7 @@ int main(int argc, char *argv[])
 	int status = 1;
 	int ret;
 
-	ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx);
-	if (!ret)
-		ret = rpma_peer_new(ibv_ctx, &peer);
-	if (!ret)
-		ret = rpma_conn_req_new(peer, addr, port, NULL, &req);
+	ret = rpma_conn_req_new(peer, addr, port, NULL, &req);
 	if (!ret)
 		ret = rpma_conn_req_connect(&req, &pdata, &conn);
 	if (!ret)
@@ -92,10 +87,10 @@ int main(int argc, char *argv[])
 
 	if (ret || event != RPMA_CONN_ESTABLISHED) {
 		/* iWARP says no with ECONNREFUSED from the connect itself */
-		printf("raw-peer: turned down: %s", ret == RPMA_E_PROVIDER
-							? strerror(rpma_err_get_provider_error())
-						    : ret ? rpma_err_2str(ret)
-							  : rpma_utils_conn_event_2str(event));
+		printf("%sraw-peer: turned down: %s", prefix,
+		       ret == RPMA_E_PROVIDER ? strerror(rpma_err_get_provider_error())
+		       : ret		      ? rpma_err_2str(ret)
+					      : rpma_utils_conn_event_2str(event));
 		/* what the reject carried (a replica's challenge), when it was not all zeros */
 		if (!ret && event == RPMA_CONN_REJECTED &&
 		    rpma_conn_get_private_data(conn, &answer) == 0 && answer.ptr &&
@@ -108,7 +103,7 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 
-	printf("raw-peer: accepted");
+	printf("%sraw-peer: accepted", prefix);
 	if (rpma_conn_get_private_data(conn, &answer) == 0 && answer.ptr) {
 		printf(", the answer: ");
 		for (int i = 0; i < answer.len; i++)
@@ -132,12 +127,12 @@ int main(int argc, char *argv[])
 		if (!(pfd.revents & POLLIN))
 			continue;
 		if (rpma_conn_next_event(conn, &event) == 0 && event != RPMA_CONN_ESTABLISHED) {
-			printf("raw-peer: the server disconnected after %.1f s (%s)\n",
+			printf("%sraw-peer: the server disconnected after %.1f s (%s)\n", prefix,
 			       now_s() - t0, rpma_utils_conn_event_2str(event));
 			goto out;
 		}
 	}
-	printf("raw-peer: hung up after %.1f s of silence\n", now_s() - t0);
+	printf("%sraw-peer: hung up after %.1f s of silence\n", prefix, now_s() - t0);
 	if (rpma_conn_disconnect(conn) == 0)
 		(void)rpma_conn_next_event(conn, &event);
 out:
@@ -146,7 +141,54 @@ out:
 		(void)rpma_conn_delete(&conn);
 	if (req)
 		(void)rpma_conn_req_delete(&req);
-	if (peer)
-		(void)rpma_peer_delete(&peer);
+	return status;
+}
+
+int main(int argc, char *argv[])
+{
+	unsigned char request[REQUEST_MAX];
+	const int peers = (argc - 3) / 2;
+	bool usage = argc < 5 || (argc - 3) % 2;
+
+	/* every pair checked before the first peer goes */
+	for (int k = 0; !usage && k < peers; k++) {
+		char *end = "";
+		usage = from_hex(argv[3 + 2 * k], request, sizeof(request)) < 0 ||
+			strtod(argv[4 + 2 * k], &end) < 0 || *end;
+	}
+	if (usage) {
+		fprintf(stderr,
+			"usage: %s <addr> <port> <hex> <seconds> [<hex> <seconds>]...\n"
+			"  <hex>      the request's private data, at most %d bytes\n"
+			"  <seconds>  how long to stay connected and silent\n",
+			argv[0], REQUEST_MAX);
+		return 2;
+	}
+	const char *addr = argv[1];
+	const char *port = argv[2];
+	struct ibv_context *ibv_ctx = NULL;
+	struct rpma_peer *peer = NULL;
+
+	if (rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx) ||
+	    rpma_peer_new(ibv_ctx, &peer)) {
+		printf("raw-peer: turned down: no device for %s\n", addr);
+		return 1;
+	}
+	int status = 0;
+
+	for (int k = 0; k < peers; k++) {
+		const int len = from_hex(argv[3 + 2 * k], request, sizeof(request));
+		const double seconds = strtod(argv[4 + 2 * k], NULL);
+
+		if (peers > 1)
+			snprintf(prefix, sizeof(prefix), "peer %d: ", k + 1);
+		status = one_peer(peer, addr, port, request, len, seconds);
+		if (peers > 1) {
+			printf("%sstatus %d\n", prefix, status);
+			status = 0;
+		}
+	}
+	fflush(stdout);
+	(void)rpma_peer_delete(&peer);
 	return status;
 }
