@@ -11,7 +11,8 @@ directories in a job of their own (SUITE-build), a set-up like the main
 build, and their tests in another. A job starts once what it needs is done and
 while the cores it keeps busy (tests/budgets) are free: the longest first,
 the set-ups and the build before the suites that wait for them, and a
-shorter job in a core that a longer one cannot use yet. Two guests may
+shorter job in a core that a longer one cannot use yet; beside a job whose
+cores are fractional (the cluster), one more at a lower priority. Two guests may
 run side by side (RPMA_VM_SLOTS, tests/vm/lib.sh). Each job's output goes
 to BUILDDIR/meson-logs/run/JOB.log and its meson test log to
 meson-logs/JOB.json of its build directory; BUILDDIR/meson-logs/run/jobs.json
@@ -125,6 +126,8 @@ class Job:
         self.label = label
         # runs beside the others, niced: its cores are not counted for theirs
         self.beside = beside
+        # started beside a job of fractional cores, at the lower priority
+        self.companion = False
         self.proc = None
         self.log = None
         self.start = self.end = None
@@ -261,6 +264,13 @@ def run(jobs, cores, logdir, t0):
     base_env.setdefault('RPMA_VM_SLOTS', str(max(1, int(cores))))
     while pending or running:
         used = sum(j.cores for j in running if not j.beside)
+        # A job whose cores are an average (the cluster's two guests, 1.5)
+        # leaves part of a core that no whole job fits in. One job that
+        # waits for a core may take it, at the lower priority (LOWER), so
+        # that it takes only what the other leaves idle; it holds its cores
+        # as any job does.
+        fraction_running = any(r.cores % 1 for r in running if not r.beside)
+        companion_running = any(r.companion for r in running)
         for j in list(pending):
             if any(n not in done for n in j.needs):
                 continue
@@ -273,14 +283,20 @@ def run(jobs, cores, logdir, t0):
                 done[j.name] = 'failed'
                 print(f'{clock(t0)}  {j.name}: not run, the build failed', flush=True)
                 continue
+            companion = False
             if running and not j.beside and used + j.cores > cores + 1e-9:
-                continue
+                if not (fraction_running and not companion_running and j.cores % 1 == 0 and
+                        used + j.cores <= cores + 0.5 + 1e-9):
+                    continue
+                companion = companion_running = True
+            j.companion = companion
             env = dict(base_env)
             env.update(j.env)
             # what a suite's own runner may size itself by (tests/mutation)
             env['RPMA_TEST_CORES'] = str(max(1, int(j.cores)))
             with open(j.log, 'wb') as log:
-                j.proc = subprocess.Popen(j.cmd, cwd=j.cwd, env=env, stdout=log,
+                j.proc = subprocess.Popen((LOWER if companion else []) + j.cmd, cwd=j.cwd,
+                                          env=env, stdout=log,
                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)
             j.start = time.monotonic()
@@ -306,7 +322,8 @@ def run(jobs, cores, logdir, t0):
             done[j.name] = j.status
             took = j.end - j.start
             print(f'{clock(t0)}  {j.name}{" (" + j.suite + ")" if j.suite and j.suite != j.name else ""}: '
-                  f'{j.status} in {took:.0f} s', flush=True)
+                  f'{j.status} in {took:.0f} s{", at the lower priority" if j.companion else ""}',
+                  flush=True)
 
 
 def main():
