@@ -568,7 +568,14 @@ def test_mutant(suite, mlogs, timeout, first, hinted):
 
 
 def passed(test, rc, log_path):
-    """Whether a test passed: exit status 0 and, for TAP, no "not ok" and no bail-out."""
+    """
+    Whether a test passed: exit status 0 and, for TAP, no "not ok" and no
+    bail-out. A skip (77, as meson counts it) is no failure: a test that
+    could not tell (flush_claim, whose threads overlapped too little on a
+    busy machine) neither fails the baseline nor kills a mutant.
+    """
+    if rc == 77:
+        return True
     if rc != 0:
         return False
     if test.get('protocol') == 'tap':
