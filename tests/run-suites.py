@@ -12,9 +12,9 @@ build, and their tests in another. A job starts once what it needs is done and
 while the cores it keeps busy (tests/budgets) are free: the longest first,
 the set-ups and the build before the suites that wait for them, and a
 shorter job in a core that a longer one cannot use yet; beside a job whose
-cores are fractional (the cluster), one more at a lower priority. Two guests may
-run side by side (RPMA_VM_SLOTS, tests/vm/lib.sh). Each job's output goes
-to BUILDDIR/meson-logs/run/JOB.log and its meson test log to
+cores are fractional (the cluster), one more at a lower priority. Two
+guests may run side by side (RPMA_VM_SLOTS, tests/vm/lib.sh). Each job's
+output goes to BUILDDIR/meson-logs/run/JOB.log and its meson test log to
 meson-logs/JOB.json of its build directory; BUILDDIR/meson-logs/run/jobs.json
 lists them all, for tests/summary.py.
 

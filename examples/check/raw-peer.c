@@ -61,6 +61,13 @@ static int from_hex(const char *hex, unsigned char *buf, size_t size)
 	return (int)(len / 2);
 }
 
+/* what a librpma call that returned ret said, the provider's errno included */
+static const char *why(int ret)
+{
+	return ret == RPMA_E_PROVIDER ? strerror(rpma_err_get_provider_error())
+				      : rpma_err_2str(ret);
+}
+
 /* "peer N: " before each line of a peer of several; nothing for one alone */
 static char prefix[32];
 
@@ -88,9 +95,7 @@ static int one_peer(struct rpma_peer *peer, const char *addr, const char *port,
 	if (ret || event != RPMA_CONN_ESTABLISHED) {
 		/* iWARP says no with ECONNREFUSED from the connect itself */
 		printf("%sraw-peer: turned down: %s", prefix,
-		       ret == RPMA_E_PROVIDER ? strerror(rpma_err_get_provider_error())
-		       : ret		      ? rpma_err_2str(ret)
-					      : rpma_utils_conn_event_2str(event));
+		       ret ? why(ret) : rpma_utils_conn_event_2str(event));
 		/* what the reject carried (a replica's challenge), when it was not all zeros */
 		if (!ret && event == RPMA_CONN_REJECTED &&
 		    rpma_conn_get_private_data(conn, &answer) == 0 && answer.ptr &&
@@ -169,9 +174,11 @@ int main(int argc, char *argv[])
 	struct ibv_context *ibv_ctx = NULL;
 	struct rpma_peer *peer = NULL;
 
-	if (rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx) ||
-	    rpma_peer_new(ibv_ctx, &peer)) {
-		printf("raw-peer: turned down: no device for %s\n", addr);
+	int ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &ibv_ctx);
+	if (!ret)
+		ret = rpma_peer_new(ibv_ctx, &peer);
+	if (ret) {
+		printf("raw-peer: turned down: %s\n", why(ret));
 		return 1;
 	}
 	int status = 0;

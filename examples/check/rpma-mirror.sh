@@ -293,7 +293,9 @@ if [ "$MODE" = dram ] && every_step; then
 
 	# 7b's client, given up
 	finish late
-	waited=$(($(cat "$WORK/late.end" 2>/dev/null || date +%s) - t0))
+	ended=$(date +%s)
+	read -r ended 2>/dev/null <"$WORK/late.end"
+	waited=$((ended - t0))
 	kill -CONT "$asleep_program"
 	echo "# the client gave up on a stopped server after $waited s"
 	status_is late 2
