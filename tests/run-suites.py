@@ -11,8 +11,9 @@ directories in a job of their own (SUITE-build), a set-up like the main
 build, and their tests in another. A job starts once what it needs is done and
 while the cores it keeps busy (tests/budgets) are free: the longest first,
 the set-ups and the build before the suites that wait for them, and a
-shorter job in a core that a longer one cannot use yet; beside a job whose
-cores are fractional (the cluster), one more at a lower priority. Two
+shorter job in a core that a longer one cannot use yet; a job whose cores
+are fractional (the cluster) beside one whole job, and then beside it one
+more at a lower priority. Two
 guests may run side by side (RPMA_VM_SLOTS, tests/vm/lib.sh). Each job's
 output goes to BUILDDIR/meson-logs/run/JOB.log and its meson test log to
 meson-logs/JOB.json of its build directory; BUILDDIR/meson-logs/run/jobs.json
@@ -285,10 +286,18 @@ def run(jobs, cores, logdir, t0):
                 continue
             companion = False
             if running and not j.beside and used + j.cores > cores + 1e-9:
-                if not (fraction_running and not companion_running and j.cores % 1 == 0 and
-                        used + j.cores <= cores + 0.5 + 1e-9):
+                # the job of fractional cores beside one whole job: else the
+                # whole jobs that keep coming take each core it frees, and
+                # it runs last, alone, with part of a core idle throughout
+                fractional_fits = (j.cores % 1 and not fraction_running and
+                                   used + j.cores <= cores + 0.5 + 1e-9)
+                companion_fits = (fraction_running and not companion_running and
+                                  j.cores % 1 == 0 and used + j.cores <= cores + 0.5 + 1e-9)
+                if not (fractional_fits or companion_fits):
                     continue
-                companion = companion_running = True
+                companion = companion_running = bool(companion_fits)
+            if j.cores % 1 and not j.beside:
+                fraction_running = True
             j.companion = companion
             env = dict(base_env)
             env.update(j.env)
