@@ -877,6 +877,15 @@ int rpma_conn_wait_flush_room(struct rpma_conn *conn, int timeout_ms);
 int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 
 /*
+ * Extension: copies into *addr this side's own address of req, as rdma_cm
+ * knows it, the rest of *addr zeroed: on the passive side the address the
+ * request came in at, on the active side the source address chosen when
+ * the route was resolved; with rpma_conn_req_get_peer_addr(), what a
+ * handshake can bind its proof to (both ends as each side sees them).
+ */
+int rpma_conn_req_get_local_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
+
+/*
  * Extension: answers the incoming request *req_ptr with a reject that
  * carries pdata (may be NULL; at most 148 bytes on InfiniBand and RoCE),
  * releases the request and sets *req_ptr to NULL. Its queue pair is never

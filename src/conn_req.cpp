@@ -125,6 +125,18 @@ size_t sockaddr_len(sa_family_t family)
 	}
 }
 
+/*
+ * Copies a socket address of rdma_cm's into *addr, the rest zeroed: the
+ * whole address at its family's size (it lies in a union as large as a
+ * sockaddr_storage), or the family alone for one of unknown layout.
+ */
+void copy_addr(const sockaddr_storage &from, sockaddr_storage *addr)
+{
+	std::memset(addr, 0, sizeof(*addr));
+	std::memcpy(addr, &from, sockaddr_len(from.ss_family));
+	addr->ss_family = from.ss_family;
+}
+
 } /* namespace */
 
 int rpma::check_conn_cfg(const rpma_conn_cfg *cfg)
@@ -382,14 +394,24 @@ int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr
 	/*
 	 * What rdma_get_peer_addr(req->id) points to, read in place (no call
 	 * into rdma-core): the client's address on the passive side, the
-	 * resolved destination on the active side. It lies in a union as
-	 * large as a sockaddr_storage.
+	 * resolved destination on the active side.
 	 */
-	const sockaddr_storage &peer = req->id->route.addr.dst_storage;
-	std::memset(addr, 0, sizeof(*addr));
-	std::memcpy(addr, &peer, sockaddr_len(peer.ss_family));
-	/* a family of unknown layout: the family alone, the rest zeroed */
-	addr->ss_family = peer.ss_family;
+	copy_addr(req->id->route.addr.dst_storage, addr);
+	return 0;
+}
+
+int rpma_conn_req_get_local_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr)
+{
+	RPMA_CHECK_ARG(req != nullptr);
+	RPMA_CHECK_ARG(addr != nullptr);
+	/*
+	 * What rdma_get_local_addr(req->id) points to: on the passive side the
+	 * address the request came in at (the listener's own, or the one of
+	 * the device that took it when the listener is bound to every
+	 * address), on the active side the source rdma_cm chose when it
+	 * resolved the route.
+	 */
+	copy_addr(req->id->route.addr.src_storage, addr);
 	return 0;
 }
 

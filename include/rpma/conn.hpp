@@ -665,6 +665,15 @@ public:
 	{
 		return detail::fetch(&rpma_conn_req_get_peer_addr, ptr_);
 	}
+
+	/*
+	 * Extension: this side's own address, a copy: the one an incoming
+	 * request came in at, the source chosen for an outgoing one.
+	 */
+	result<sockaddr_storage> get_local_addr() const noexcept
+	{
+		return detail::fetch(&rpma_conn_req_get_local_addr, ptr_);
+	}
 };
 
 /* ---------------------------------------------------------------------- ep */

@@ -952,7 +952,7 @@ void error_codes_speak_rpma()
 	EXPECT(!rpma::result<void>::from_code(0).error());
 }
 
-/* get_peer_addr(): a copy of the peer's address, on either side */
+/* get_peer_addr(), get_local_addr(): copies of either end's address, on either side */
 void conn_req_peer_addr()
 {
 	auto peer = rpma::peer::create(fake_verbs_context());
@@ -966,6 +966,17 @@ void conn_req_peer_addr()
 	sockaddr_in sin;
 	std::memcpy(&sin, &*to, sizeof(sin));
 	CHECK(sin.sin_addr.s_addr == htonl(INADDR_LOOPBACK) && ntohs(sin.sin_port) == 7204);
+	/* and its own: the source the route was resolved from */
+	rdma_cm_id *out_id = fake_verbs_last_id();
+	CHECK(out_id != nullptr);
+	sockaddr_in &src = out_id->route.addr.src_sin;
+	src = {};
+	src.sin_family = AF_INET;
+	src.sin_port = htons(41000);
+	CHECK(inet_pton(AF_INET, "192.0.2.5", &src.sin_addr) == 1);
+	auto mine = out->get_local_addr();
+	CHECK(mine && mine->ss_family == AF_INET);
+	CHECK(std::memcmp(&*mine, &src, sizeof(src)) == 0);
 
 	/* incoming: the requester's */
 	auto ep = rpma::ep::listen(*peer, ADDR, PORT);
@@ -986,9 +997,14 @@ void conn_req_peer_addr()
 	auto from = in->get_peer_addr();
 	CHECK(from && from->ss_family == AF_INET6);
 	CHECK(std::memcmp(&*from, &sin6, sizeof(sin6)) == 0);
+	/* and the address it came in at, not the requester's */
+	auto at = in->get_local_addr();
+	CHECK(at && std::memcmp(&*at, &client->route.addr.src_storage, sizeof(*at)) == 0);
+	CHECK(at->ss_family != AF_INET6);
 
 	rpma::conn_req none;
 	CHECK(none.get_peer_addr().error() == rpma::errc::inval);
+	CHECK(none.get_local_addr().error() == rpma::errc::inval);
 }
 
 /* reject(): the reject carries the bytes, the request is consumed, nothing is accepted */

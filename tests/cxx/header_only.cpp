@@ -342,6 +342,10 @@ static_assert(std::is_same<decltype(std::declval<const rpma::conn_req &>().get_p
 			   rpma::result<sockaddr_storage>>::value &&
 		  (noexcept(std::declval<rpma::conn_req>().get_peer_addr())),
 	      "get_peer_addr");
+static_assert(std::is_same<decltype(std::declval<const rpma::conn_req &>().get_local_addr()),
+			   rpma::result<sockaddr_storage>>::value &&
+		  (noexcept(std::declval<rpma::conn_req>().get_local_addr())),
+	      "get_local_addr");
 
 /* what a call only reads while it runs may well be a temporary */
 RPMA_CALL(write_dst,
@@ -458,6 +462,7 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !in_req->get_private_data();
 	auto from = in_req->get_peer_addr();
 	bad += !from || from->ss_family == AF_UNSPEC;
+	bad += !in_req->get_local_addr();
 	bad += !in_req->recv(*mr, 0, 8);
 	auto accepted = in_req->connect(rpma::as_bytes(rpma::span<const char>(mem)));
 	bad += !accepted;
@@ -466,6 +471,7 @@ int instantiate_everything(ibv_context *ctx)
 	auto out_req_cfg = rpma::conn_req::create(p, "127.0.0.1", "7204", c);
 	bad += !out_req || !out_req_cfg;
 	bad += out_req->get_peer_addr().value().ss_family != AF_INET;
+	bad += !out_req->get_local_addr();
 	auto conn = out_req->connect();
 	bad += !conn;
 	rpma::conn &cn = *conn;

@@ -4,9 +4,13 @@
  * the client sees RPMA_CONN_REJECTED with the server's bytes, and no queue
  * pair of the server ever left INIT for it (the kernel's own list of QPs,
  * `rdma resource show qp`, read while the request is held and after the
- * answer); a second request, answered with no data, likewise
+ * answer); a second request, answered with no data, likewise. The first
+ * request's two ends, as rpma_conn_req_get_local_addr and
+ * rpma_conn_req_get_peer_addr give them on each side, are the same
+ * addresses crossed over: what a handshake binds its proof to.
  */
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +67,53 @@ static struct qp_census qp_census(void)
 	return c;
 }
 
+/* a's IP address as 16 bytes (IPv4 as ::ffff:a.b.c.d); fails for another family */
+static void ip16(const struct sockaddr_storage *a, unsigned char out[16])
+{
+	if (a->ss_family == AF_INET) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)a)->sin_addr, 4);
+	} else {
+		T_EQ(a->ss_family, AF_INET6);
+		memcpy(out, &((const struct sockaddr_in6 *)a)->sin6_addr, 16);
+	}
+}
+
+/*
+ * The server's ends of a request against the client's (sent by attempt()):
+ * its own address is the one the client connects to, and the client's
+ * address is the client's own; neither is a wildcard
+ */
+static void check_ends(const struct rpma_conn_req *req)
+{
+	struct sockaddr_storage client_ends[2], local, peer;
+	static const unsigned char any4[16] = { [10] = 0xff, [11] = 0xff }, any6[16] = { 0 };
+	unsigned char a[16], b[16];
+	char text[INET6_ADDRSTRLEN];
+
+	t_recv_blob(client_ends, sizeof(client_ends));
+	T_OK(rpma_conn_req_get_local_addr(req, &local));
+	T_OK(rpma_conn_req_get_peer_addr(req, &peer));
+	ip16(&local, a);
+	ip16(&client_ends[1], b);
+	inet_ntop(AF_INET6, a, text, sizeof(text));
+	t_log("the server's own end: %s", text);
+	T_ASSERT(memcmp(a, b, 16) == 0);
+	T_ASSERT(memcmp(a, any4, 16) != 0 && memcmp(a, any6, 16) != 0);
+	ip16(&peer, a);
+	ip16(&client_ends[0], b);
+	inet_ntop(AF_INET6, a, text, sizeof(text));
+	t_log("the client's end: %s", text);
+	T_ASSERT(memcmp(a, b, 16) == 0);
+	T_ASSERT(memcmp(a, any4, 16) != 0 && memcmp(a, any6, 16) != 0);
+}
+
 static void refuse(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg, bool with_answer)
 {
 	struct rpma_conn_req *req = t_next_req(ep, cfg);
+	if (with_answer)
+		check_ends(req);
 	struct qp_census held = qp_census();
 	/* the request's QP and the client's, at least, exist now */
 	if (!held.any)
@@ -108,6 +156,13 @@ static void server(void)
 static void attempt(struct rpma_peer *peer, bool with_answer)
 {
 	struct rpma_conn_req *req = t_client_req(peer, NULL);
+	if (with_answer) {
+		/* this side's ends, for the server to compare with its own */
+		struct sockaddr_storage ends[2];
+		T_OK(rpma_conn_req_get_local_addr(req, &ends[0]));
+		T_OK(rpma_conn_req_get_peer_addr(req, &ends[1]));
+		t_send_blob(ends, sizeof(ends));
+	}
 	unsigned char hello[HELLO_LEN];
 	t_fill(hello, sizeof(hello), 7);
 	struct rpma_conn_private_data out = { hello, sizeof(hello) };

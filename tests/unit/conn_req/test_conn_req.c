@@ -2,7 +2,7 @@
 /*
  * test_conn_req.c -- rpma_conn_req_new, rpma_conn_req_delete,
  * rpma_conn_req_connect, rpma_conn_req_recv, rpma_conn_req_get_private_data,
- * rpma_conn_req_get_peer_addr, rpma_conn_req_reject
+ * rpma_conn_req_get_peer_addr, rpma_conn_req_get_local_addr, rpma_conn_req_reject
  */
 
 #include <errno.h>
@@ -1221,6 +1221,116 @@ static void get_peer_addr__active_ipv6(void **state)
 	assert_int_equal(rpma_conn_req_delete(&req), 0);
 }
 
+/* rpma_conn_req_get_local_addr */
+
+static void get_local_addr__null_req(void **state)
+{
+	(void)state;
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	struct sockaddr_storage before = addr;
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_local_addr(NULL, &addr));
+	assert_memory_equal(&addr, &before, sizeof(addr));
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "req"));
+}
+
+static void get_local_addr__null_addr(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_local_addr(req, NULL));
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "addr"));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+/*
+ * The passive side: the address the request came in at, not the client's;
+ * the sockaddr_in exactly, no allocation, no call into rdma-core, and the
+ * request still accepts the client.
+ */
+static void get_local_addr__passive(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	memset(&id->route.addr.src_storage, 0x5a, sizeof(id->route.addr.src_storage));
+	struct sockaddr_in *sin = &id->route.addr.src_sin;
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(7204);
+	assert_int_equal(inet_pton(AF_INET, "192.168.7.1", &sin->sin_addr), 1);
+	struct sockaddr_in expected = *sin;
+
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	struct fx_calls calls;
+	fx_calls_snap(&calls);
+	ut_alloc_count();
+	assert_int_equal(rpma_conn_req_get_local_addr(req, &addr), 0);
+	assert_int_equal(ut_alloc_disarm(), 0);
+	fx_assert_no_calls(&calls);
+
+	assert_int_equal(addr.ss_family, AF_INET);
+	assert_memory_equal(&addr, &expected, sizeof(expected));
+	assert_true(zero_from(&addr, sizeof(struct sockaddr_in)));
+
+	/* the other end is still the client's */
+	struct sockaddr_storage peer;
+	assert_int_equal(rpma_conn_req_get_peer_addr(req, &peer), 0);
+	assert_memory_not_equal(&peer, &addr, sizeof(struct sockaddr_in));
+
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
+/* the active side: the IPv6 source the route was resolved from, exactly */
+static void get_local_addr__active_ipv6(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = NULL;
+	assert_int_equal(rpma_conn_req_new(fx_peer, "fd00::7", "4711", NULL, &req), 0);
+	struct rdma_cm_id *id = fake_verbs_last_id();
+	memset(&id->route.addr.src_storage, 0x5a, sizeof(id->route.addr.src_storage));
+	struct sockaddr_in6 *sin6 = &id->route.addr.src_sin6;
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons(51234);
+	sin6->sin6_scope_id = 2;
+	assert_int_equal(inet_pton(AF_INET6, "fd00::5", &sin6->sin6_addr), 1);
+	struct sockaddr_in6 expected = *sin6;
+
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	assert_int_equal(rpma_conn_req_get_local_addr(req, &addr), 0);
+	assert_int_equal(addr.ss_family, AF_INET6);
+	assert_memory_equal(&addr, &expected, sizeof(expected));
+	assert_true(zero_from(&addr, sizeof(struct sockaddr_in6)));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+/* a family of unknown layout: the family alone, as for the peer's */
+static void get_local_addr__unknown_family(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(NULL, &id);
+	memset(&id->route.addr.src_storage, 0x5a, sizeof(id->route.addr.src_storage));
+	id->route.addr.src_addr.sa_family = AF_UNSPEC;
+
+	struct sockaddr_storage addr;
+	memset(&addr, 0xa5, sizeof(addr));
+	assert_int_equal(rpma_conn_req_get_local_addr(req, &addr), 0);
+	assert_int_equal(addr.ss_family, AF_UNSPEC);
+	assert_true(zero_from(&addr, 0));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
 /* rpma_conn_req_reject */
 
 static void reject__null_req_ptr(void **state)
@@ -1436,6 +1546,11 @@ int main(void)
 		T(get_peer_addr__unknown_family),
 		T(get_peer_addr__active),
 		T(get_peer_addr__active_ipv6),
+		T(get_local_addr__null_req),
+		T(get_local_addr__null_addr),
+		T(get_local_addr__passive),
+		T(get_local_addr__active_ipv6),
+		T(get_local_addr__unknown_family),
 		T(reject__null_req_ptr),
 		T(reject__null_req),
 		T(reject__active_is_kept),
