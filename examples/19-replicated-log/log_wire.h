@@ -31,13 +31,17 @@
  * scheme). It takes two connections, since a connection carries private
  * data once each way:
  *
- *   1. HELLO  the writer asks with a fresh nonce; the replica answers
- *             with a fresh challenge and the proof that it holds the key
- *             (struct replica_hello), and the connection is closed;
+ *   1. HELLO  the writer asks with a fresh nonce; the replica answers,
+ *             in the reject of the request, with a challenge and the proof
+ *             that it holds the key (struct replica_hello); it keeps
+ *             nothing of it;
  *   2. PROVE  the writer asks again with the challenge and its MAC over
- *             it; the replica finds the challenge, checks the MAC, forgets it,
- *             and only then answers with the log's state and the
- *             descriptors (struct replica_pdata), under a MAC of its own.
+ *             it and over both ends' addresses as the writer sees them;
+ *             the replica checks that the challenge is its own, recent and
+ *             unused, checks the MAC over the addresses as it sees them,
+ *             marks the challenge used, and only then answers with the
+ *             log's state and the descriptors (struct replica_pdata),
+ *             under a MAC of its own bound to the PROVE.
  *
  * A HELLO carries a MAC over the nonce too. It proves nothing (it can be
  * replayed) and the replica answers alike whatever it says: it only lets
@@ -50,11 +54,12 @@
 #define WRITER_MAGIC  0x57474f4cu /* "LOGW" */
 #define REPLICA_MAGIC 0x52474f4cu /* "LOGR" */
 /*
+ * 5: challenges kept by no one (psk.h), the PROVE bound to both ends;
  * 4: the HELLO answered in a reject (no connection before the proof);
  * 3: the pre-shared key handshake; 2: versioned descriptors
  */
-#define PROTOCOL_VERSION 4
-#define PSK_LABEL	 "rpma-replicated-log/4"
+#define PROTOCOL_VERSION 5
+#define PSK_LABEL	 "rpma-replicated-log/5"
 
 #define STEP_HELLO 1
 #define STEP_PROVE 2
@@ -157,14 +162,15 @@ static inline bool log_hello_same_key(const struct psk *key, const struct writer
 
 /*
  * Whether a PROVE holds the key's MAC over what it asks, for the challenge
- * it answers (wp->nonce) and the nonce of the HELLO it was given for
+ * it answers (wp->nonce) and the connection's two ends as the replica sees
+ * them
  */
 static inline bool log_prove_valid(const struct psk *key, const struct writer_pdata *wp,
-				   const uint8_t nonce[PSK_NONCE])
+				   const struct psk_ends *ends)
 {
 	uint8_t mac[PSK_MAC_SHORT];
 
-	psk_client_mac(key, PSK_LABEL, wp->nonce, nonce, wp, WRITER_PDATA_ASKED, mac);
+	psk_client_mac(key, PSK_LABEL, wp->nonce, ends, wp, WRITER_PDATA_ASKED, mac);
 	return psk_equal(mac, wp->mac, PSK_MAC_SHORT);
 }
 
@@ -235,24 +241,32 @@ static inline enum log_answer log_replica_answer_decode(const void *p, size_t le
 	return LOG_ANSWER_OK;
 }
 
-/* the MAC of the answer to a PROVE, the len bytes at answer, as the replica computes it */
+/*
+ * The MAC of the answer to a PROVE (its challenge and its MAC), the len
+ * bytes at answer, as the replica computes it
+ */
 static inline bool log_replica_answer_mac(const struct psk *key, const uint8_t challenge[PSK_NONCE],
-					  const uint8_t nonce[PSK_NONCE], const void *answer,
-					  size_t len, uint8_t mac[PSK_MAC_SHORT])
+					  const uint8_t prove_mac[PSK_MAC_SHORT],
+					  const void *answer, size_t len,
+					  uint8_t mac[PSK_MAC_SHORT])
 {
-	return psk_answer_mac(key, PSK_LABEL, challenge, nonce, answer, len,
+	return psk_answer_mac(key, PSK_LABEL, challenge, prove_mac, answer, len,
 			      offsetof(struct replica_pdata, mac), mac);
 }
 
-/* whether a decoded answer to a PROVE is the replica's: its MAC is the key's */
+/*
+ * Whether a decoded answer to a PROVE is the replica's, for the PROVE this
+ * writer sent: its MAC is the key's
+ */
 static inline bool log_replica_answer_proven(const struct psk *key,
 					     const uint8_t challenge[PSK_NONCE],
-					     const uint8_t nonce[PSK_NONCE], const void *answer,
-					     size_t said, const struct replica_pdata *rp)
+					     const uint8_t prove_mac[PSK_MAC_SHORT],
+					     const void *answer, size_t said,
+					     const struct replica_pdata *rp)
 {
 	uint8_t mac[PSK_MAC_SHORT];
 
-	return log_replica_answer_mac(key, challenge, nonce, answer, said, mac) &&
+	return log_replica_answer_mac(key, challenge, prove_mac, answer, said, mac) &&
 	       psk_equal(mac, rp->mac, PSK_MAC_SHORT);
 }
 

@@ -170,7 +170,7 @@ static bool replay(const struct log_memory *mem)
  */
 static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 		      const struct rpma_peer_cfg *pcfg, const struct rpma_conn_cfg *cfg,
-		      const uint8_t challenge[PSK_NONCE], const uint8_t nonce[PSK_NONCE],
+		      const uint8_t challenge[PSK_NONCE], const uint8_t prove_mac[PSK_MAC_SHORT],
 		      uint8_t *buf, uint8_t *len)
 {
 	const struct log_header *hdr = (const void *)mem->addr;
@@ -197,7 +197,7 @@ static int make_pdata(const struct log_memory *mem, struct rpma_mr_local *mr,
 		 rpma_peer_cfg_get_versioned_descriptor(pcfg, cfg, pd->descriptors + mr_desc_size)))
 		return ret;
 	*len = (uint8_t)(sizeof(*pd) + mr_desc_size + pcfg_desc_size);
-	log_replica_answer_mac(&key, challenge, nonce, buf, *len, pd->mac);
+	log_replica_answer_mac(&key, challenge, prove_mac, buf, *len, pd->mac);
 	return 0;
 }
 
@@ -224,8 +224,8 @@ enum outcome {
 /* a writer that has proven the key, before it is answered */
 struct writer_request {
 	struct rpma_conn_req *req;
-	uint8_t challenge[PSK_NONCE]; /* the writer's nonce of the PROVE */
-	uint8_t nonce[PSK_NONCE];     /* this replica's, of the HELLO */
+	uint8_t challenge[PSK_NONCE];	  /* the one its PROVE answered */
+	uint8_t prove_mac[PSK_MAC_SHORT]; /* its PROVE's MAC, which the answer is bound to */
 	char peer[INET6_ADDRSTRLEN + 32];
 };
 
@@ -242,7 +242,20 @@ static void drop(struct rpma_conn **conn)
 }
 
 static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata *wp,
-			  const char *peer);
+			  const struct psk_ends *ends, const char *peer);
+
+/*
+ * The two ends of a request as this replica sees them: the writer's
+ * address, and its own the request came in at. False when either has no
+ * IP address, which no handshake can be bound to.
+ */
+static bool request_ends(const struct rpma_conn_req *req, const struct sockaddr_storage *writer,
+			 struct psk_ends *ends)
+{
+	struct sockaddr_storage mine;
+
+	return !rpma_conn_req_get_local_addr(req, &mine) && psk_ends_make(ends, writer, &mine);
+}
 
 enum taken {
 	TAKEN_NOTHING, /* refused (logged), or a HELLO answered */
@@ -293,27 +306,38 @@ static enum taken take_request(struct writer_request *wr)
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;
 	}
+	struct psk_ends ends;
+
+	if (!have_addr || !request_ends(req, &ss, &ends)) {
+		refused(wr->peer, "the connection has no IP address at one end to bind a proof to");
+		rpma_conn_req_delete(&req);
+		return TAKEN_NOTHING;
+	}
 	if (wp.step == STEP_HELLO)
-		return hello(&req, &wp, wr->peer) == OUT_SIGNAL ? TAKEN_SIGNAL : TAKEN_NOTHING;
+		return hello(&req, &wp, &ends, wr->peer) == OUT_SIGNAL ? TAKEN_SIGNAL
+								       : TAKEN_NOTHING;
 
-	/* PROVE: the challenge must be one of ours, unused, and in time */
-	int slot = psk_challenge_find(&challenges, wp.nonce, wr->nonce);
-
-	if (slot < 0) {
-		refused(wr->peer,
-			"it answered a challenge that this replica never gave, gave to "
-			"another HELLO already answered, or gave more than %d s ago",
+	/* PROVE: the challenge must be one of ours, for this address, in time and unused */
+	problem = psk_challenge_check(&challenges, ends.client, wp.nonce);
+	if (problem) {
+		refused(wr->peer, "its PROVE holds %s (a challenge lives %d s)", problem,
 			PSK_CHALLENGE_TTL_S);
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;
 	}
-	if (!log_prove_valid(&key, &wp, wr->nonce)) {
-		refused(wr->peer, "its proof does not match this replica's key");
+	if (!log_prove_valid(&key, &wp, &ends)) {
+		refused(wr->peer, "its proof does not match this replica's key and the "
+				  "connection's addresses");
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;
 	}
-	psk_challenge_forget(&challenges, slot);
+	if (!psk_challenge_use(&challenges, wp.nonce)) {
+		refused(wr->peer, "too many writers proved the key at once: it may ask again");
+		rpma_conn_req_delete(&req);
+		return TAKEN_NOTHING;
+	}
 	memcpy(wr->challenge, wp.nonce, PSK_NONCE);
+	memcpy(wr->prove_mac, wp.mac, PSK_MAC_SHORT);
 	wr->req = req;
 	return TAKEN_WRITER;
 }
@@ -429,11 +453,11 @@ static enum outcome converse(struct rpma_conn_req **req, const void *answer, uin
 /*
  * HELLO: a challenge, and the proof that this replica holds the key. A
  * writer whose HELLO shows another key gets the same kind of answer, so
- * that it can tell its user, but a challenge that was never stored: it
- * can prove nothing with it.
+ * that it can tell its user, but random bytes for a challenge, which no
+ * check takes: it can prove nothing with them.
  */
 static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata *wp,
-			  const char *peer)
+			  const struct psk_ends *ends, const char *peer)
 {
 	struct replica_hello answer;
 	bool same_key = log_hello_same_key(&key, wp);
@@ -443,7 +467,7 @@ static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata 
 	answer.version = PROTOCOL_VERSION;
 	answer.step = STEP_HELLO;
 	if (same_key)
-		psk_challenge_issue(&challenges, wp->nonce, answer.challenge);
+		psk_challenge_issue(&challenges, ends->client, answer.challenge);
 	else
 		psk_nonce(answer.challenge);
 	psk_server_proof(&key, PSK_LABEL, wp->nonce, answer.challenge, answer.proof);
@@ -539,6 +563,8 @@ int main(int argc, char *argv[])
 	}
 	if (load_key("replica", key_path, &key))
 		return 2;
+	/* after the key: psk_load() started libsodium, whose random source this takes */
+	psk_challenges_init(&challenges);
 	const char *addr = argv[1];
 	const char *port = argv[2];
 	const char *path = argc == 4 ? argv[3] : NULL;
@@ -684,7 +710,7 @@ int main(int argc, char *argv[])
 		uint8_t buf[PDATA_MAX];
 		uint8_t len = 0;
 
-		ret = make_pdata(&mem, mr, pcfg, cfg, wr.challenge, wr.nonce, buf, &len);
+		ret = make_pdata(&mem, mr, pcfg, cfg, wr.challenge, wr.prove_mac, buf, &len);
 		/* this writer's GPSPM reaches the log and nothing else of this replica's */
 		if (!ret && cfg)
 			ret = rpma_conn_req_gpspm_offer(wr.req, mr);
@@ -730,5 +756,6 @@ out_peer:
 out_mem:
 	log_memory_release(&mem);
 	psk_wipe(&key);
+	psk_challenges_wipe(&challenges);
 	return status;
 }

@@ -483,12 +483,37 @@ static void hang_up(const struct writer *w, struct rpma_conn **conn)
 }
 
 /*
- * Connects to replica r with request (cfg: NULL for the defaults) and
- * waits until it is set up; 0, or -1 when the replica turned it down or
- * cannot be reached (said, with `refusal` for a rejection)
+ * The PROVE's MAC, over its challenge, the two ends of the request as this
+ * writer sees them (its own address, the replica's) and what it asks: a
+ * relay that sends it on from an address of its own presents a MAC the
+ * replica does not take. 0, or -1 (said).
+ */
+static int sign_prove(struct writer *w, struct replica *r, const struct rpma_conn_req *req,
+		      struct writer_pdata *request)
+{
+	struct sockaddr_storage mine, theirs;
+	struct psk_ends ends;
+
+	if (rpma_conn_req_get_local_addr(req, &mine) || rpma_conn_req_get_peer_addr(req, &theirs) ||
+	    !psk_ends_make(&ends, &mine, &theirs)) {
+		printf("writer: the connection to replica %d (%s) has no IP address at one end: "
+		       "the proof cannot be bound to it\n",
+		       r->number, r->name);
+		return -1;
+	}
+	psk_client_mac(&w->key, PSK_LABEL, request->nonce, &ends, request, WRITER_PDATA_ASKED,
+		       request->mac);
+	return 0;
+}
+
+/*
+ * Connects to replica r with the PROVE request, signed here, (cfg: NULL
+ * for the defaults) and waits until it is set up; 0, or -1 when the
+ * replica turned it down or cannot be reached (said, with `refusal` for a
+ * rejection)
  */
 static int call(struct writer *w, struct replica *r, const struct rpma_conn_cfg *cfg,
-		const struct writer_pdata *request, struct rpma_conn **conn, const char *refusal)
+		struct writer_pdata *request, struct rpma_conn **conn, const char *refusal)
 {
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn_private_data pdata = { (void *)request, sizeof(*request) };
@@ -496,6 +521,10 @@ static int call(struct writer *w, struct replica *r, const struct rpma_conn_cfg 
 	int ret;
 
 	ret = rpma_conn_req_new(w->peer, r->host, r->port, cfg, &req);
+	if (!ret && sign_prove(w, r, req, request)) {
+		(void)rpma_conn_req_delete(&req);
+		return -1;
+	}
 	if (!ret)
 		ret = rpma_conn_req_connect(&req, &pdata, conn);
 	if (!ret)
@@ -609,9 +638,7 @@ static int join_replica(struct writer *w, struct replica *r, uint64_t needed)
 	if (hello(w, r, nonce, request.nonce))
 		return -1;
 
-	/* 2. PROVE: we hold it too, and this is what we ask */
-	psk_client_mac(&w->key, PSK_LABEL, request.nonce, nonce, &request, WRITER_PDATA_ASKED,
-		       request.mac);
+	/* 2. PROVE: we hold it too, and this is what we ask (signed in call()) */
 	/*
 	 * Four work requests a batch, two of them complete. GPSPM, should the
 	 * replica offer it, takes the receive queue for the replica's answers:
@@ -657,7 +684,7 @@ static int join_replica(struct writer *w, struct replica *r, uint64_t needed)
 		       r->name);
 		return -1;
 	}
-	if (!log_replica_answer_proven(&w->key, request.nonce, nonce, answer.ptr, len, &rp)) {
+	if (!log_replica_answer_proven(&w->key, request.nonce, request.mac, answer.ptr, len, &rp)) {
 		printf("writer: replica %d (%s) sent descriptors that the key does not vouch for: "
 		       "not used\n",
 		       r->number, r->name);

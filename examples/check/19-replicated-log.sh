@@ -157,10 +157,24 @@ if [ "$MODE" = dram ]; then
 	count rep3 "a writer connected from $ADDR" 2
 
 	# the handshake by hand, with the key (python3 computes the MACs): a
-	# PROVE with a good challenge and a wrong MAC is refused; with the right
-	# MAC it gets the descriptors, once: the same PROVE again is refused
+	# PROVE with a good challenge and a wrong MAC is refused, and so is one
+	# whose MAC holds the key but binds other addresses (a relay's); with
+	# the right MAC it gets the descriptors, once: the same PROVE again is
+	# refused
 	magic=4c4f4757 # WRITER_MAGIC, little-endian
-	label=rpma-replicated-log/4
+	label=rpma-replicated-log/5
+	# ip16 ADDR: the address as the MAC binds it, 16 bytes in hex (an IPv4
+	# one as ::ffff:a.b.c.d)
+	ip16() {
+		python3 -c 'import ipaddress, sys
+a = ipaddress.ip_address(sys.argv[1])
+if a.version == 4:
+    a = ipaddress.IPv6Address("::ffff:" + str(a))
+print(a.packed.hex())' "$1"
+	}
+	# both ends, raw-peer's and the replica's: here the same address
+	ends="$(ip16 "$ADDR")$(ip16 "$ADDR")"
+	elsewhere="$(ip16 192.0.2.99)$(ip16 "$ADDR")"
 	# mac LABEL HEX...: HMAC-SHA-256 under the key over LABEL, its NUL
 	# and the bytes, cut to 16 bytes (psk.h)
 	mac() {
@@ -176,28 +190,38 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 	# subshell: it would run lib.sh's EXIT trap)
 	hello() {
 		run "$1" "$BIN/raw-peer" "$ADDR" $p3 \
-			"${magic}04010000$2$(mac "$label/hello" "$2")" 0
-		challenge=$(value "$1" '.*the answer: 4c4f47520401\(.*\)' | cut -c5-36)
+			"${magic}05010000$2$(mac "$label/hello" "$2")" 0
+		challenge=$(value "$1" '.*the answer: 4c4f47520501\(.*\)' | cut -c5-36)
 		[ ${#challenge} = 32 ] || fail "the replica gave no challenge to $1"
 	}
 	n1=$(head -c 16 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
 	hello hello1 "$n1"
 	c1=$challenge
 	run badmac "$BIN/raw-peer" "$ADDR" $p3 \
-		"${magic}04020000${c1}$(mac "$label/client" "$c1" "$n1" "${magic}0402")" 0
+		"${magic}05020000${c1}$(mac "$label/client" "$c1" "$ends" "${magic}0502")" 0
 	status_is badmac 1
-	wait_for rep3 "refused $ADDR: its proof does not match this replica's key"
+	wait_for rep3 "refused $ADDR: its proof does not match this replica's key and the"
+	run relay "$BIN/raw-peer" "$ADDR" $p3 \
+		"${magic}05020000${c1}$(mac "$label/client" "$c1" "$elsewhere" "${magic}05020000")" 0
+	status_is relay 1
+	n=50
+	while lines_with rep3 "refused $ADDR: its proof does not match" &&
+		[ "$LINES_WITH" -lt 2 ] && [ $n -gt 0 ]; do
+		pause 0.1
+		n=$((n - 1))
+	done
+	[ "$LINES_WITH" = 2 ] || fail "the replica did not log its refusal of the relayed PROVE"
 	n2=$(head -c 16 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
 	hello hello2 "$n2"
 	c2=$challenge
-	prove="${magic}04020000${c2}$(mac "$label/client" "$c2" "$n2" "${magic}04020000")"
+	prove="${magic}05020000${c2}$(mac "$label/client" "$c2" "$ends" "${magic}05020000")"
 	run prove "$BIN/raw-peer" "$ADDR" $p3 "$prove" 0
 	ok prove
-	has prove "the answer: 4c4f47520402" # REPLICA_MAGIC, version 4, PROVE
+	has prove "the answer: 4c4f47520502" # REPLICA_MAGIC, version 5, PROVE
 	run replay "$BIN/raw-peer" "$ADDR" $p3 "$prove" 0
 	status_is replay 1
-	wait_for rep3 "refused $ADDR: it answered a challenge that this replica never gave"
-	extra_refused=2 extra_connected=1
+	wait_for rep3 "refused $ADDR: its PROVE holds a challenge answered before"
+	extra_refused=3 extra_connected=1
 
 	# bad KIND CMD...: one bad peer, run to its end; its output in
 	# $bad_out, its status in $bad_status
@@ -245,18 +269,18 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 				"Hello, replica! I am not a writer, but let me in."
 			expect notwriter 1 "cannot connect" ;;
 		forged) # a PROVE with a challenge the replica never gave
-			raw forged "${magic}04020000${random[i - 1]}" 0 "turned down" ;;
+			raw forged "${magic}05020000${random[i - 1]}" 0 "turned down" ;;
 		hello) # a HELLO made without the key: answered in a reject, and logged
-			raw hello "${magic}04010000${random[i - 1]}" 0 "the answer: 4c4f47520401" ;;
+			raw hello "${magic}05010000${random[i - 1]}" 0 "the answer: 4c4f47520501" ;;
 		version2) # a writer of protocol version 2
 			raw version2 "${magic}02000000${random[i - 1]}" 0 "turned down" ;;
 		nostep) # a step that does not exist
-			raw nostep "${magic}04090000${random[i - 1]}" 0 "turned down" ;;
+			raw nostep "${magic}05090000${random[i - 1]}" 0 "turned down" ;;
 		otherkey) # a writer with another key
 			bad otherkey "$ex/writer" --key "$other" --ack visible --records 1 "$ADDR:$p3"
 			expect otherkey 1 "holds another key" ;;
 		silent | killed) # a HELLO that would stay: it gets no connection to hold
-			raw "$kind" "${magic}04010000${random[i - 1]}" 30 "the answer: 4c4f47520401" ;;
+			raw "$kind" "${magic}05010000${random[i - 1]}" 30 "the answer: 4c4f47520501" ;;
 		esac
 	done
 	# the raw peers: "peer N: " before each line of the Nth, its last line
@@ -292,8 +316,9 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 	has rep3 "holds $records records"
 	# each bad peer logged with its reason
 	count rep3 "refused $ADDR: it is not a log writer (its request does not start" 20
-	count rep3 "refused $ADDR: it answered a challenge that this replica never gave" \
-		$((20 + extra_refused / 2))
+	count rep3 "refused $ADDR: its PROVE holds a challenge not given here" 20
+	count rep3 "refused $ADDR: its PROVE holds a challenge answered before" 1
+	count rep3 "refused $ADDR: its proof does not match this replica's key" 2
 	count rep3 "refused $ADDR: it holds another key" 40
 	count rep3 "refused $ADDR: it is a log writer of protocol version 2" 10
 	count rep3 "refused $ADDR: its request is neither a HELLO nor a PROVE" 10

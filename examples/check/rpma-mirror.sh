@@ -11,7 +11,8 @@
 #   the same, then one byte changed: status 1 and the offset named),
 #   mirrored again (only the changed chunk goes); a wrong key (the client
 #   stops at the server's proof), a HELLO answered in a reject (no
-#   connection), a replayed PROVE and 8 bad clients refused and logged
+#   connection), a replayed PROVE, a relayed one (its MAC bound to another
+#   address) and 8 bad clients refused and logged
 #   while the server goes on serving; an IPv6 endpoint in brackets.
 # What does not depend on the provider runs over one only (every_step,
 # lib.sh):
@@ -209,7 +210,13 @@ if [ "$MODE" = dram ]; then
 	has hello "hello: a challenge in the reject, no connection"
 	run replay "${peer[@]}" "$to" replay
 	ok replay
-	wait_for server "refused $ADDR: a challenge this server did not give, gave before"
+	wait_for server "refused $ADDR: a challenge answered before"
+	# a PROVE that holds the key but binds another client address: what a
+	# peer in the middle relays from its own
+	run relay "${peer[@]}" "$to" relay
+	ok relay
+	has relay "relay: refused"
+	wait_for server "refused $ADDR: it does not hold the key (or relays a proof made at"
 	before=$(refusals)
 	knocks=8
 	every_step && knocks=100

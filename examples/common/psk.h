@@ -9,19 +9,28 @@
  * two connections, since a connection carries private data only once each
  * way (the request, then the answer):
  *
- *   1. HELLO: the client asks with a fresh nonce Nc. The server answers with
- *      a fresh challenge Ns and proves that it holds the key:
- *      HMAC(K, label "/server" || Nc || Ns). It remembers (Ns, Nc) for
- *      PSK_CHALLENGE_TTL_S seconds, and both sides close the connection.
+ *   1. HELLO: the client asks with a fresh nonce Nc. The server answers, in
+ *      the reject of the request (no queue pair is connected), with a
+ *      challenge Ns and a proof that it holds the key:
+ *      HMAC(K, label "/server" || Nc || Ns). It remembers nothing: Ns is
+ *      the time it was made, a count, and a MAC under a secret of the
+ *      server's own over both and the client's address, so that no number
+ *      of HELLOs can push a client's challenge out of anything.
  *   2. PROVE: the client connects again with Ns and the first PSK_MAC_SHORT
- *      bytes of HMAC(K, label "/client" || Ns || Nc || what it asks). The
- *      server finds the challenge, checks the MAC, forgets the challenge
- *      (it serves once), and only then
- *      answers with its region's descriptors, themselves under
- *      HMAC(K, label "/answer" || Ns || Nc || the answer).
+ *      bytes of HMAC(K, label "/client" || Ns || the client's and the
+ *      server's addresses as the client sees them || what it asks). The
+ *      server checks that Ns is its own, for this address, at most
+ *      PSK_CHALLENGE_TTL_S seconds old and not used before, checks the MAC
+ *      over the addresses as it sees them, marks Ns used (it serves once),
+ *      and only then answers with its region's descriptors, themselves
+ *      under HMAC(K, label "/answer" || Ns || the PROVE's MAC || the
+ *      answer).
  *
- * A client without the key learns nothing of the region, and a recorded
- * PROVE is worth nothing: its challenge has been used. HMAC-SHA-256,
+ * A client without the key learns nothing of the region; a recorded PROVE
+ * is worth nothing (its challenge has been used), and neither is one
+ * relayed from another address (the MAC covers both ends). The client's
+ * nonce reaches the answer through the server's proof: the answer is
+ * bound to Ns, which that proof bound to Nc. HMAC-SHA-256,
  * the random numbers and the constant-time comparison come from libsodium,
  * which Debian keeps as a maintained package (libsodium23), whose
  * interface is small and hard to misuse, and which also gives BLAKE2b for
@@ -61,7 +70,7 @@
 #define PSK_NONCE	    16				 /* bytes of a nonce or a challenge */
 #define PSK_PROOF	    crypto_auth_hmacsha256_BYTES /* 32 */
 #define PSK_MAC_SHORT	    16				 /* a MAC cut to fit a connection request */
-#define PSK_CHALLENGES	    64				 /* challenges a server keeps at a time */
+#define PSK_CHALLENGES	    64 /* proven handshakes a server remembers at a time */
 #define PSK_CHALLENGE_TTL_S 10 /* seconds a challenge can be answered in */
 
 struct psk {
@@ -234,24 +243,68 @@ static inline void psk_server_proof(const struct psk *k, const char *label,
 	psk_hmac(k, l, client_nonce, PSK_NONCE, challenge, PSK_NONCE, NULL, 0, proof);
 }
 
-/* the client's answer to a challenge, bound to what it asks (`request`) */
+/*
+ * The two ends of a connection, each as 16 bytes (an IPv4 address as
+ * ::ffff:a.b.c.d), the client's first: what the client's MAC binds. Ports
+ * are left out: the connection manager picks them, and the two sides do
+ * not always see the same.
+ */
+struct psk_ends {
+	uint8_t client[16];
+	uint8_t server[16];
+};
+
+/* a's address as 16 bytes; false for a family without one */
+static inline bool psk_ip16(const struct sockaddr_storage *a, uint8_t out[16])
+{
+	if (a->ss_family == AF_INET) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &((const struct sockaddr_in *)a)->sin_addr, 4);
+		return true;
+	}
+	if (a->ss_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)a)->sin6_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Both ends, from the client's address and the server's as this side sees
+ * them (a client: rpma_conn_req_get_local_addr() and _get_peer_addr() of
+ * its request; a server: the other way round); false when one has no
+ * address to bind.
+ */
+static inline bool psk_ends_make(struct psk_ends *e, const struct sockaddr_storage *client,
+				 const struct sockaddr_storage *server)
+{
+	memset(e, 0, sizeof(*e));
+	return psk_ip16(client, e->client) && psk_ip16(server, e->server);
+}
+
+/*
+ * The client's answer to a challenge, bound to both ends of the connection
+ * and to what it asks (`request`)
+ */
 static inline void psk_client_mac(const struct psk *k, const char *label,
-				  const uint8_t challenge[PSK_NONCE],
-				  const uint8_t client_nonce[PSK_NONCE], const void *request,
-				  size_t request_len, uint8_t mac[PSK_MAC_SHORT])
+				  const uint8_t challenge[PSK_NONCE], const struct psk_ends *ends,
+				  const void *request, size_t request_len,
+				  uint8_t mac[PSK_MAC_SHORT])
 {
 	uint8_t full[PSK_PROOF];
 	char l[64];
 
 	snprintf(l, sizeof(l), "%s/client", label);
-	psk_hmac(k, l, challenge, PSK_NONCE, client_nonce, PSK_NONCE, request, request_len, full);
+	psk_hmac(k, l, challenge, PSK_NONCE, ends, sizeof(*ends), request, request_len, full);
 	memcpy(mac, full, PSK_MAC_SHORT);
 }
 
 #define PSK_ANSWER_MAX 255 /* the most private data a connection carries */
 
 /*
- * The server's answer to a proven client, its descriptors, not forged: the
+ * The server's answer to a proven client, its descriptors, not forged and
+ * bound to the PROVE it answers (its challenge and its MAC): the
  * MAC of the answer's answer_len bytes with its own MAC field, the
  * PSK_MAC_SHORT bytes at mac_at, taken as zeros. Both sides call it on
  * the answer as it is (the server's before its MAC is in, the client's as
@@ -259,7 +312,7 @@ static inline void psk_client_mac(const struct psk *k, const char *label,
  */
 static inline bool psk_answer_mac(const struct psk *k, const char *label,
 				  const uint8_t challenge[PSK_NONCE],
-				  const uint8_t client_nonce[PSK_NONCE], const void *answer,
+				  const uint8_t prove_mac[PSK_MAC_SHORT], const void *answer,
 				  size_t answer_len, size_t mac_at, uint8_t mac[PSK_MAC_SHORT])
 {
 	uint8_t copy[PSK_ANSWER_MAX], full[PSK_PROOF];
@@ -271,19 +324,33 @@ static inline bool psk_answer_mac(const struct psk *k, const char *label,
 	memcpy(copy, answer, answer_len);
 	memset(copy + mac_at, 0, PSK_MAC_SHORT);
 	snprintf(l, sizeof(l), "%s/answer", label);
-	psk_hmac(k, l, challenge, PSK_NONCE, client_nonce, PSK_NONCE, copy, answer_len, full);
+	psk_hmac(k, l, challenge, PSK_NONCE, prove_mac, PSK_MAC_SHORT, copy, answer_len, full);
 	memcpy(mac, full, PSK_MAC_SHORT);
 	return true;
 }
 
-/* ----- the challenges a server has handed out ------------------------- */
+/* ----- the challenges a server hands out -------------------------------- */
+
+/*
+ * A challenge is made, not stored: its first 4 bytes are the second it was
+ * made in (counted from psk_challenges_init(), little-endian), the next 4 a
+ * count, the last 8 a MAC under the server's own secret over those and
+ * the client's address. Checking one needs nothing but the secret, so no
+ * number of HELLOs, from however many addresses, can push a client's
+ * challenge out before its time. What is stored is each challenge a
+ * proven client used, until it expires: only a peer that holds the key
+ * adds one, and a used one is never accepted again.
+ */
+#define PSK_CHALLENGE_TAG 8
 
 struct psk_challenges {
+	uint8_t secret[32];
+	uint64_t start_ms;
+	uint32_t count;
 	struct {
 		uint8_t challenge[PSK_NONCE];
-		uint8_t client_nonce[PSK_NONCE];
 		uint64_t expires_ms; /* 0: free */
-	} slot[PSK_CHALLENGES];
+	} used[PSK_CHALLENGES];
 };
 
 static inline uint64_t psk_now_ms(void)
@@ -294,58 +361,102 @@ static inline uint64_t psk_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/*
- * A new challenge for a client's nonce. When every slot is taken, the one
- * that expires first gives way: a flood of HELLOs costs its sender, never
- * the server's memory.
- */
-static inline void psk_challenge_issue(struct psk_challenges *c,
-				       const uint8_t client_nonce[PSK_NONCE],
+/* a new secret: the challenges of an earlier start (or another server) are none of these */
+static inline void psk_challenges_init(struct psk_challenges *c)
+{
+	sodium_memzero(c, sizeof(*c));
+	randombytes_buf(c->secret, sizeof(c->secret));
+	c->start_ms = psk_now_ms();
+}
+
+static inline void psk_challenges_wipe(struct psk_challenges *c)
+{
+	sodium_memzero(c, sizeof(*c));
+}
+
+static inline uint32_t psk_le32_get(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void psk_le32_put(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+/* the tag of a challenge's first 8 bytes for a client's address */
+static inline void psk_challenge_tag(const struct psk_challenges *c, const uint8_t head[8],
+				     const uint8_t client[16], uint8_t tag[PSK_CHALLENGE_TAG])
+{
+	uint8_t full[crypto_auth_hmacsha256_BYTES];
+	crypto_auth_hmacsha256_state st;
+
+	crypto_auth_hmacsha256_init(&st, c->secret, sizeof(c->secret));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"psk challenge", 14);
+	crypto_auth_hmacsha256_update(&st, head, 8);
+	crypto_auth_hmacsha256_update(&st, client, 16);
+	crypto_auth_hmacsha256_final(&st, full);
+	memcpy(tag, full, PSK_CHALLENGE_TAG);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/* a new challenge for the client at address `client` (psk_ip16()) */
+static inline void psk_challenge_issue(struct psk_challenges *c, const uint8_t client[16],
 				       uint8_t challenge[PSK_NONCE])
 {
-	uint64_t now = psk_now_ms();
-	int pick = 0;
-
-	for (int i = 0; i < PSK_CHALLENGES; i++) {
-		if (c->slot[i].expires_ms <= now) {
-			pick = i;
-			break;
-		}
-		if (c->slot[i].expires_ms < c->slot[pick].expires_ms)
-			pick = i;
-	}
-	psk_nonce(challenge);
-	memcpy(c->slot[pick].challenge, challenge, PSK_NONCE);
-	memcpy(c->slot[pick].client_nonce, client_nonce, PSK_NONCE);
-	c->slot[pick].expires_ms = now + PSK_CHALLENGE_TTL_S * 1000;
+	psk_le32_put(challenge, (uint32_t)((psk_now_ms() - c->start_ms) / 1000));
+	psk_le32_put(challenge + 4, c->count++);
+	psk_challenge_tag(c, challenge, client, challenge + 8);
 }
 
 /*
- * Finds a challenge the server gave and that has not expired: its slot,
- * with the nonce it was given for in client_nonce, or -1. It stays given
- * until psk_challenge_forget(): a forged answer, which anyone who reads
- * the traffic can send, must not use up the real client's challenge.
+ * Whether challenge is one this server gave to `client`, at most
+ * PSK_CHALLENGE_TTL_S seconds ago, and not used yet: NULL, or why not.
+ * It stays unused until psk_challenge_use(): a forged answer, which anyone
+ * who reads the traffic can send, must not use up the real client's.
  */
-static inline int psk_challenge_find(const struct psk_challenges *c,
-				     const uint8_t challenge[PSK_NONCE],
-				     uint8_t client_nonce[PSK_NONCE])
+static inline const char *psk_challenge_check(const struct psk_challenges *c,
+					      const uint8_t client[16],
+					      const uint8_t challenge[PSK_NONCE])
 {
-	uint64_t now = psk_now_ms();
+	uint8_t tag[PSK_CHALLENGE_TAG];
+	const uint64_t now = psk_now_ms();
+	const uint64_t age_s = (now - c->start_ms) / 1000;
+	const uint32_t made_s = psk_le32_get(challenge);
 
-	for (int i = 0; i < PSK_CHALLENGES; i++) {
-		if (c->slot[i].expires_ms <= now ||
-		    !psk_equal(c->slot[i].challenge, challenge, PSK_NONCE))
-			continue;
-		memcpy(client_nonce, c->slot[i].client_nonce, PSK_NONCE);
-		return i;
-	}
-	return -1;
+	psk_challenge_tag(c, challenge, client, tag);
+	if (!psk_equal(tag, challenge + 8, PSK_CHALLENGE_TAG))
+		return "a challenge not given here (or given to another address)";
+	/* made within the last PSK_CHALLENGE_TTL_S seconds, never later than now */
+	if (made_s > age_s || age_s - made_s > PSK_CHALLENGE_TTL_S)
+		return "a challenge given too long ago";
+	for (int i = 0; i < PSK_CHALLENGES; i++)
+		if (c->used[i].expires_ms > now &&
+		    psk_equal(c->used[i].challenge, challenge, PSK_NONCE))
+			return "a challenge answered before";
+	return NULL;
 }
 
-/* a challenge answered: it serves once */
-static inline void psk_challenge_forget(struct psk_challenges *c, int slot)
+/*
+ * A checked challenge, answered by a proven client: used, never accepted
+ * again while it could be. False when PSK_CHALLENGES proven clients used
+ * theirs within the last PSK_CHALLENGE_TTL_S seconds: the PROVE is then
+ * refused, and its client, which holds the key, may ask again.
+ */
+static inline bool psk_challenge_use(struct psk_challenges *c, const uint8_t challenge[PSK_NONCE])
 {
-	sodium_memzero(&c->slot[slot], sizeof(c->slot[slot]));
+	const uint64_t now = psk_now_ms();
+
+	for (int i = 0; i < PSK_CHALLENGES; i++) {
+		if (c->used[i].expires_ms > now)
+			continue;
+		memcpy(c->used[i].challenge, challenge, PSK_NONCE);
+		/* a second more than a challenge lives: the check counts whole seconds */
+		c->used[i].expires_ms = now + (PSK_CHALLENGE_TTL_S + 1) * 1000;
+		return true;
+	}
+	return false;
 }
 
 /* ----- --allow ADDR[/PREFIX] ------------------------------------------- */

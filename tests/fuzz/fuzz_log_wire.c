@@ -27,6 +27,15 @@
 static struct psk key;
 static const uint8_t nonce0[PSK_NONCE] = "writer-nonce-01";
 static const uint8_t challenge0[PSK_NONCE] = "challenge-0123\n";
+/* a connection's two ends as a PROVE binds them, and a relay's: another client address */
+static const struct psk_ends ends0 = {
+	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 12 },
+	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+};
+static const struct psk_ends ends1 = {
+	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 99 },
+	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -68,7 +77,7 @@ static void request(const uint8_t *b, size_t size)
 		REQUIRE(problem && strstr(problem, "writer's magic") != NULL);
 		return;
 	}
-	if (b[4] != 4) {
+	if (b[4] != 5) {
 		char version[16];
 
 		/* the version it speaks, in the words it was given */
@@ -100,14 +109,14 @@ static void request(const uint8_t *b, size_t size)
 		return;
 	}
 	/* a PROVE's, as the writer makes it: valid, and no change of it */
-	psk_client_mac(&key, PSK_LABEL, wp.nonce, nonce0, &wp, WRITER_PDATA_ASKED, wp.mac);
-	REQUIRE(log_prove_valid(&key, &wp, nonce0));
+	psk_client_mac(&key, PSK_LABEL, wp.nonce, &ends0, &wp, WRITER_PDATA_ASKED, wp.mac);
+	REQUIRE(log_prove_valid(&key, &wp, &ends0));
 	if (check == 1) {
-		REQUIRE(!log_prove_valid(&key, &wp, challenge0));
+		REQUIRE(!log_prove_valid(&key, &wp, &ends1));
 		return;
 	}
 	((uint8_t *)&wp)[c % sizeof(wp)] ^= (uint8_t)(1u << c % 8);
-	REQUIRE(!log_prove_valid(&key, &wp, nonce0));
+	REQUIRE(!log_prove_valid(&key, &wp, &ends0));
 }
 
 static void hello_answer(const uint8_t *b, size_t size)
@@ -161,7 +170,7 @@ static void prove_answer(const uint8_t *b, size_t size)
 	REQUIRE(sizeof(rp) == 48 && memcmp(&rp, b, sizeof(rp)) == 0);
 	const size_t n = 48u + b[6] + b[7];
 	const bool ok =
-	    fuzz_le32(b) == 0x52474f4cu && b[4] == 4 && b[5] == STEP_PROVE && n <= 196 && n <= size;
+	    fuzz_le32(b) == 0x52474f4cu && b[4] == 5 && b[5] == STEP_PROVE && n <= 196 && n <= size;
 
 	REQUIRE(r == (ok ? LOG_ANSWER_OK : LOG_ANSWER_FOREIGN));
 	if (!ok) {

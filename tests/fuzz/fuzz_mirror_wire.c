@@ -28,6 +28,15 @@
 static struct psk key;
 static const uint8_t nonce0[PSK_NONCE] = "client-nonce-01";
 static const uint8_t challenge0[PSK_NONCE] = "challenge-0123\n";
+/* a connection's two ends as a PROVE binds them, and a relay's: another client address */
+static const struct psk_ends ends0 = {
+	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 12 },
+	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+};
+static const struct psk_ends ends1 = {
+	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 99 },
+	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -65,7 +74,7 @@ static void request(const uint8_t *b, size_t size)
 
 	if (!is_mirror(b, size))
 		want = "not an rpma-mirror client";
-	else if (b[8] != 3)
+	else if (b[8] != 4)
 		want = "an rpma-mirror client of another version";
 	else if (size < 56)
 		want = "a request cut short";
@@ -77,7 +86,7 @@ static void request(const uint8_t *b, size_t size)
 	if (why) {
 		REQUIRE(strcmp(why, want) == 0);
 		/* refused before it was read: nothing of it taken */
-		if (size < 56 || b[8] != 3 || !is_mirror(b, size))
+		if (size < 56 || b[8] != 4 || !is_mirror(b, size))
 			REQUIRE(fuzz_all_zero(&rq, sizeof(rq)));
 		return;
 	}
@@ -90,14 +99,14 @@ static void request(const uint8_t *b, size_t size)
 
 	if (!check)
 		return;
-	psk_client_mac(&key, MIRROR_LABEL, rq.nonce, nonce0, &rq, REQUEST_HEAD_SIZE, rq.mac);
-	REQUIRE(mirror_prove_valid(&key, &rq, nonce0));
+	psk_client_mac(&key, MIRROR_LABEL, rq.nonce, &ends0, &rq, REQUEST_HEAD_SIZE, rq.mac);
+	REQUIRE(mirror_prove_valid(&key, &rq, &ends0));
 	if (check == 1) {
-		REQUIRE(!mirror_prove_valid(&key, &rq, challenge0));
+		REQUIRE(!mirror_prove_valid(&key, &rq, &ends1));
 		return;
 	}
 	((uint8_t *)&rq)[c % sizeof(rq)] ^= (uint8_t)(1u << c % 8);
-	REQUIRE(!mirror_prove_valid(&key, &rq, nonce0));
+	REQUIRE(!mirror_prove_valid(&key, &rq, &ends0));
 }
 
 static void request_made(const uint8_t *b, size_t size)
@@ -125,7 +134,7 @@ static enum mirror_answer answer_model(const uint8_t *b, size_t size, size_t nee
 {
 	if (!is_mirror(b, size))
 		return MIRROR_ANSWER_FOREIGN;
-	if (b[8] != 3)
+	if (b[8] != 4)
 		return MIRROR_ANSWER_OTHER_VERSION;
 	if (b[9] != step || size < need)
 		return MIRROR_ANSWER_OUT_OF_TURN;

@@ -19,16 +19,17 @@
  *      refuses exactly the fields that do not lie in an answer of at most
  *      255 bytes, and then writes nothing; else its MAC does not depend
  *      on the field's bytes, and does on every other byte
- *   3  a client's nonce, a challenge and a request: the server's proof
- *      and the client's MAC change with any byte they cover (one change
- *      an input), neither is the other, and psk_equal() tells a MAC from
- *      one with any byte changed
- *   4  a challenge a peer answers with, and how long the challenges
- *      given have to live: psk_challenge_find() finds only one that was
- *      given, with the nonce it was given for, once
- *      psk_challenge_forget() forgot it never again; when every slot is
- *      taken, a new challenge takes the first expired one, else the one
- *      that expires first
+ *   3  a client's nonce (also its address), a challenge and a request:
+ *      the server's proof and the client's MAC change with any byte they
+ *      cover (one change an input), neither is the other, and psk_equal()
+ *      tells a MAC from one with any byte changed
+ *   4  a client's address and a challenge a peer makes up:
+ *      psk_challenge_check() takes a challenge given to that address, and
+ *      no made-up one, none with any byte changed, none for another
+ *      address, none made too long ago, and none used by
+ *      psk_challenge_use(); that one takes a checked challenge while a
+ *      used one's place has expired, and refuses it once every place holds
+ *      one that has not
  */
 
 #include <arpa/inet.h>
@@ -269,12 +270,17 @@ static void fuzz_proofs(const uint8_t *data, size_t size)
 	const size_t request_len = size > 33 ? size - 33 : 0;
 	uint8_t *request = fuzz_copy(size > 33 ? data + 33 : data, request_len);
 
+	struct psk_ends ends;
+
 	for (size_t i = 0; i < PSK_NONCE; i++) {
 		nonce[i] = at(data, size, 1 + i);
 		challenge[i] = at(data, size, 17 + i);
 	}
+	/* the nonce's bytes stand for the client's address too */
+	memcpy(ends.client, nonce, sizeof(ends.client));
+	memset(ends.server, 0x11, sizeof(ends.server));
 	psk_server_proof(&key, "fuzz", nonce, challenge, proof);
-	psk_client_mac(&key, "fuzz", challenge, nonce, request, request_len, mac);
+	psk_client_mac(&key, "fuzz", challenge, &ends, request, request_len, mac);
 	/* what either side accepts is what the other computed, and nothing else */
 	memcpy(other, proof, sizeof(other));
 	REQUIRE(psk_equal(proof, other, PSK_PROOF));
@@ -288,23 +294,27 @@ static void fuzz_proofs(const uint8_t *data, size_t size)
 	const int what = change / 2 % 4;
 
 	if (what < 2) {
-		/* a nonce or a challenge of another handshake: another proof, another MAC */
+		/*
+		 * a nonce or a challenge of another handshake, or another
+		 * client address: another proof, another MAC
+		 */
 		if (change & 1)
 			nonce[change / 8 % PSK_NONCE] ^= 0x80;
 		else
 			challenge[change / 8 % PSK_NONCE] ^= 0x01;
+		memcpy(ends.client, nonce, sizeof(ends.client));
 		if (what == 0) {
 			psk_server_proof(&key, "fuzz", nonce, challenge, other);
 			REQUIRE(!psk_equal(proof, other, PSK_PROOF));
 		} else {
-			psk_client_mac(&key, "fuzz", challenge, nonce, request, request_len, mac2);
+			psk_client_mac(&key, "fuzz", challenge, &ends, request, request_len, mac2);
 			REQUIRE(!psk_equal(mac, mac2, PSK_MAC_SHORT));
 		}
 	} else if (request_len > 0) {
 		/* what the client asks is bound to its MAC: a byte changed, or one fewer */
 		if (what == 2)
 			request[change % request_len] ^= 0x20;
-		psk_client_mac(&key, "fuzz", challenge, nonce, request,
+		psk_client_mac(&key, "fuzz", challenge, &ends, request,
 			       request_len - (what == 3 ? 1 : 0), mac2);
 		REQUIRE(!psk_equal(mac, mac2, PSK_MAC_SHORT));
 	}
@@ -314,87 +324,72 @@ static void fuzz_proofs(const uint8_t *data, size_t size)
 static void fuzz_challenges(const uint8_t *data, size_t size)
 {
 	/*
-	 * [0] 0 in 8: every slot taken before one more is given (each find
-	 * then compares them all: seldom, for the time); [1..16] the
-	 * nonce; [17..32] a challenge the peer makes up; [33..96] how long
-	 * each slot has to live (0: expired)
+	 * [0] what to change and, 0 in 8, every used place taken first;
+	 * [1..16] the client's address; [17..32] a challenge the peer makes
+	 * up; [33..96] how long each used place has left (0: expired)
 	 */
-	const bool full = at(data, size, 0) % 8 == 0;
-	uint8_t nonce[PSK_NONCE], answer[PSK_NONCE], challenge[PSK_NONCE], found[PSK_NONCE];
+	const uint8_t change = at(data, size, 0);
+	uint8_t client[16], other[16], made_up[PSK_NONCE], challenge[PSK_NONCE], bent[PSK_NONCE];
 
-	for (size_t i = 0; i < PSK_NONCE; i++) {
-		nonce[i] = at(data, size, 1 + i);
-		answer[i] = at(data, size, 17 + i);
+	for (size_t i = 0; i < 16; i++) {
+		client[i] = at(data, size, 1 + i);
+		made_up[i] = at(data, size, 17 + i);
 	}
-	memset(&challenges, 0, sizeof(challenges));
-	psk_challenge_issue(&challenges, nonce, challenge);
+	/*
+	 * A new secret each time: a challenge given for an earlier input (which
+	 * the fuzzer sees compared, and may offer back) is none of this one's
+	 */
+	psk_challenges_init(&challenges);
+	psk_challenge_issue(&challenges, client, challenge);
+	REQUIRE(psk_challenge_check(&challenges, client, challenge) == NULL);
 
 	/* any challenge the peer makes up is none of ours */
-	int slot = psk_challenge_find(&challenges, answer, found);
+	REQUIRE(psk_challenge_check(&challenges, client, made_up) != NULL ||
+		memcmp(made_up, challenge, PSK_NONCE) == 0);
+	/* nor is ours with a byte changed, or given to another address */
+	memcpy(bent, challenge, PSK_NONCE);
+	bent[change % PSK_NONCE] ^= (uint8_t)(1u << change / 16 % 8);
+	REQUIRE(psk_challenge_check(&challenges, client, bent) != NULL);
+	memcpy(other, client, sizeof(other));
+	other[change / 8 % 16] ^= 0x10;
+	REQUIRE(psk_challenge_check(&challenges, other, challenge) != NULL);
 
-	REQUIRE(slot == -1 || memcmp(answer, challenge, PSK_NONCE) == 0);
-	slot = psk_challenge_find(&challenges, challenge, found);
-	REQUIRE(slot >= 0 && slot < PSK_CHALLENGES);
-	REQUIRE(memcmp(found, nonce, PSK_NONCE) == 0);
+	/* too old: as if the server had started PSK_CHALLENGE_TTL_S + 2 s earlier */
+	const uint64_t start = challenges.start_ms;
+
+	challenges.start_ms = start - (PSK_CHALLENGE_TTL_S + 2) * 1000ull;
+	REQUIRE(psk_challenge_check(&challenges, client, challenge) != NULL);
+	challenges.start_ms = start;
+	REQUIRE(psk_challenge_check(&challenges, client, challenge) == NULL);
 
 	/*
-	 * The other slots taken, each for as long as the input says (seconds
-	 * apart, far from now), or expired: the next challenge takes the
-	 * first expired slot, else the one that expires first.
+	 * Every used place taken, each with as long to live as the input says
+	 * (seconds, far from now), or expired: a use takes an expired place,
+	 * and is refused when there is none
 	 */
-	int want = -1;
+	bool room = true;
 
-	if (full) {
+	if (change % 8 == 0) {
 		const uint64_t now = psk_now_ms();
 
+		room = false;
 		for (int i = 0; i < PSK_CHALLENGES; i++) {
-			if (i == slot)
-				continue;
 			const uint8_t ttl = at(data, size, 33 + (size_t)i);
 
-			challenges.slot[i].challenge[0] = (uint8_t)i;
-			memcpy(challenges.slot[i].challenge + 1, answer + 1, PSK_NONCE - 1);
-			challenges.slot[i].expires_ms = ttl ? now + 2000 + ttl * 100ull : now - 1;
-		}
-		/* the first expired slot, else the first of those that expire first */
-		for (int i = 0; i < PSK_CHALLENGES && want < 0; i++)
-			if (challenges.slot[i].expires_ms <= now)
-				want = i;
-		if (want < 0) {
-			want = 0;
-			for (int i = 1; i < PSK_CHALLENGES; i++)
-				if (challenges.slot[i].expires_ms <
-				    challenges.slot[want].expires_ms)
-					want = i;
+			challenges.used[i].challenge[0] = (uint8_t)i;
+			memcpy(challenges.used[i].challenge + 1, made_up + 1, PSK_NONCE - 1);
+			challenges.used[i].expires_ms = ttl ? now + 2000 + ttl * 100ull : now - 1;
+			room |= ttl == 0;
 		}
 	}
-
-	/* one more, for another nonce */
-	uint8_t next[PSK_NONCE], next_nonce[PSK_NONCE];
-
-	memcpy(next_nonce, nonce, PSK_NONCE);
-	next_nonce[0] ^= 0xff;
-	psk_challenge_issue(&challenges, next_nonce, next);
-	int s = psk_challenge_find(&challenges, next, found);
-
-	REQUIRE(s >= 0 && memcmp(found, next_nonce, PSK_NONCE) == 0);
-	if (full)
-		REQUIRE(s == want);
-	else
-		REQUIRE(s != slot);
-	/* the first is still there, unless it gave way */
-	int again = psk_challenge_find(&challenges, challenge, found);
-
-	if (s == slot) {
-		REQUIRE(again == -1);
-	} else {
-		REQUIRE(again == slot && memcmp(found, nonce, PSK_NONCE) == 0);
-		/* it serves once */
-		psk_challenge_forget(&challenges, slot);
-		REQUIRE(psk_challenge_find(&challenges, challenge, found) == -1);
-	}
-	psk_challenge_forget(&challenges, s);
-	REQUIRE(psk_challenge_find(&challenges, next, found) == -1);
+	REQUIRE(psk_challenge_use(&challenges, challenge) == room);
+	if (!room)
+		return;
+	/* it serves once */
+	REQUIRE(psk_challenge_check(&challenges, client, challenge) != NULL);
+	psk_challenge_issue(&challenges, client, bent);
+	REQUIRE(memcmp(bent, challenge, PSK_NONCE) != 0);
+	REQUIRE(psk_challenge_check(&challenges, client, bent) == NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -376,13 +376,42 @@ static void close_conn(struct rpma_conn **conn)
 }
 
 /*
- * Connects with rq as the request's private data; 0 with *conn
- * established and its answer in *answer (for a HELLO: *conn rejected,
- * never connected, and the challenge of its reject in *answer), or -1
- * with the reason said (but for a refusal the caller expects, and
- * explains)
+ * A PROVE's MAC, over the challenge in rq->nonce, the two ends of the
+ * request as this side sees them (its own address, the server's), and what
+ * rq asks: a relay that sends it on from an address of its own presents a
+ * MAC the server does not take. 0, or -1 with the reason said.
  */
-static int connect_once(struct client *c, const struct request_pdata *rq, struct rpma_conn **conn,
+static int sign_prove(const struct client *c, const struct rpma_conn_req *req,
+		      struct request_pdata *rq)
+{
+	struct sockaddr_storage mine, theirs;
+	struct psk_ends ends;
+	int ret = rpma_conn_req_get_local_addr(req, &mine);
+
+	if (!ret)
+		ret = rpma_conn_req_get_peer_addr(req, &theirs);
+	if (ret) {
+		failed("reading the connection's addresses", ret);
+		return -1;
+	}
+	if (!psk_ends_make(&ends, &mine, &theirs)) {
+		complain("the connection to %s has no IP address at one end (families %d and "
+			 "%d): the proof cannot be bound to it",
+			 c->o->endpoint, (int)mine.ss_family, (int)theirs.ss_family);
+		return -1;
+	}
+	psk_client_mac(c->o->key, MIRROR_LABEL, rq->nonce, &ends, rq, REQUEST_HEAD_SIZE, rq->mac);
+	return 0;
+}
+
+/*
+ * Connects with rq as the request's private data (a PROVE signed first,
+ * sign_prove()); 0 with *conn established and its answer in *answer (for
+ * a HELLO: *conn rejected, never connected, and the challenge of its
+ * reject in *answer), or -1 with the reason said (but for a refusal the
+ * caller expects, and explains)
+ */
+static int connect_once(struct client *c, struct request_pdata *rq, struct rpma_conn **conn,
 			struct rpma_conn_private_data *answer, bool refusal_expected)
 {
 	struct rpma_conn_private_data pd = { (void *)rq, sizeof(*rq) };
@@ -391,6 +420,10 @@ static int connect_once(struct client *c, const struct request_pdata *rq, struct
 	const char *at = c->o->endpoint;
 	int ret = rpma_conn_req_new(c->peer, c->o->addr, c->o->port, c->cfg, &req);
 
+	if (!ret && rq->step == STEP_PROVE && sign_prove(c, req, rq)) {
+		rpma_conn_req_delete(&req);
+		return -1;
+	}
 	if (!ret)
 		ret = rpma_conn_req_connect(&req, &pd, conn);
 	if (ret == RPMA_E_PROVIDER && rpma_err_get_provider_error() == ECONNREFUSED) {
@@ -520,8 +553,6 @@ static int handshake(struct client *c)
 	}
 	request_init(c, &rq, STEP_PROVE);
 	memcpy(rq.nonce, ch.challenge, PSK_NONCE);
-	psk_client_mac(c->o->key, MIRROR_LABEL, ch.challenge, client_nonce, &rq, REQUEST_HEAD_SIZE,
-		       rq.mac);
 	if (connect_once(c, &rq, &c->conn, &answer, false))
 		return -1;
 	c->established = true;
@@ -533,7 +564,7 @@ static int handshake(struct client *c)
 	/* RoCE pads the answer: what the server said ends with its descriptors */
 	if (!answer_ok(c, &answer, mirror_region_decode(answer.ptr, answer.len, buf, &said)))
 		return -1;
-	if (!mirror_region_proven(c->o->key, ch.challenge, client_nonce, buf, said)) {
+	if (!mirror_region_proven(c->o->key, ch.challenge, rq.mac, buf, said)) {
 		complain("the answer from %s is not the server's: nothing sent", c->o->endpoint);
 		return -1;
 	}

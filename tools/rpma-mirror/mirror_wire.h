@@ -32,10 +32,11 @@
 /*
  * 2: the handshake with a pre-shared key; 3: the challenge travels in the
  * reject of the HELLO, so that no peer holds a connected queue pair before
- * it proved the key
+ * it proved the key; 4: the server keeps no challenge (psk.h), and the
+ * PROVE's MAC covers both ends' addresses
  */
-#define MIRROR_VERSION 3
-#define MIRROR_LABEL   "rpma-mirror/3"
+#define MIRROR_VERSION 4
+#define MIRROR_LABEL   "rpma-mirror/4"
 
 enum mirror_step {
 	STEP_HELLO = 1,	    /* client: my nonce */
@@ -137,15 +138,15 @@ static inline const char *mirror_request_decode(const void *pdata, size_t len,
 
 /*
  * Whether a PROVE holds the key's MAC over what it asks, for the
- * challenge it answers (rq->nonce) and the nonce of the HELLO that
- * challenge was given for
+ * challenge it answers (rq->nonce) and the connection's two ends as the
+ * server sees them
  */
 static inline bool mirror_prove_valid(const struct psk *k, const struct request_pdata *rq,
-				      const uint8_t client_nonce[PSK_NONCE])
+				      const struct psk_ends *ends)
 {
 	uint8_t mac[PSK_MAC_SHORT];
 
-	psk_client_mac(k, MIRROR_LABEL, rq->nonce, client_nonce, rq, REQUEST_HEAD_SIZE, mac);
+	psk_client_mac(k, MIRROR_LABEL, rq->nonce, ends, rq, REQUEST_HEAD_SIZE, mac);
 	return psk_equal(mac, rq->mac, sizeof(mac));
 }
 
@@ -240,24 +241,30 @@ static inline enum mirror_answer mirror_region_decode(const void *p, size_t len,
 	return MIRROR_ANSWER_OK;
 }
 
-/* the MAC of a REGION answer's said bytes, as the server computes it */
+/*
+ * The MAC of a REGION answer's said bytes, as the server computes it for
+ * the PROVE it answers (its challenge and its MAC)
+ */
 static inline void mirror_region_mac(const struct psk *k, const uint8_t challenge[PSK_NONCE],
-				     const uint8_t client_nonce[PSK_NONCE], const uint8_t *buf,
+				     const uint8_t prove_mac[PSK_MAC_SHORT], const uint8_t *buf,
 				     size_t said, uint8_t mac[PSK_MAC_SHORT])
 {
-	psk_answer_mac(k, MIRROR_LABEL, challenge, client_nonce, buf, said,
+	psk_answer_mac(k, MIRROR_LABEL, challenge, prove_mac, buf, said,
 		       offsetof(struct region_pdata, mac), mac);
 }
 
-/* whether a decoded REGION answer is the server's: its MAC is the key's */
+/*
+ * Whether a decoded REGION answer is the server's, for the PROVE this
+ * client sent: its MAC is the key's
+ */
 static inline bool mirror_region_proven(const struct psk *k, const uint8_t challenge[PSK_NONCE],
-					const uint8_t client_nonce[PSK_NONCE], const uint8_t *buf,
+					const uint8_t prove_mac[PSK_MAC_SHORT], const uint8_t *buf,
 					size_t said)
 {
 	const struct region_pdata *a = (const struct region_pdata *)buf;
 	uint8_t mac[PSK_MAC_SHORT];
 
-	return psk_answer_mac(k, MIRROR_LABEL, challenge, client_nonce, buf, said,
+	return psk_answer_mac(k, MIRROR_LABEL, challenge, prove_mac, buf, said,
 			      offsetof(struct region_pdata, mac), mac) &&
 	       psk_equal(mac, a->mac, sizeof(mac));
 }

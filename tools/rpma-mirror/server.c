@@ -34,7 +34,7 @@ struct server {
 	struct rpma_peer_cfg *pcfg;
 	struct rpma_conn_cfg *cfg;
 	struct rpma_ep *ep;
-	struct psk_challenges challenges;
+	struct psk_challenges challenges; /* the secret they are made with; the used ones */
 	uint8_t region[ANSWER_PDATA_MAX]; /* the REGION answer, but for its MAC */
 	uint8_t region_len;
 };
@@ -146,7 +146,8 @@ static void refuse(struct rpma_conn_req **req, const char *peer, const char *why
  * this server's before it proved the key
  */
 static void answer_hello(struct server *s, struct rpma_conn_req **req,
-			 const struct request_pdata *rq, const char *peer)
+			 const struct request_pdata *rq, const struct psk_ends *ends,
+			 const char *peer)
 {
 	struct challenge_pdata a;
 
@@ -154,7 +155,7 @@ static void answer_hello(struct server *s, struct rpma_conn_req **req,
 	memcpy(a.magic, MIRROR_MAGIC, sizeof(a.magic));
 	a.version = MIRROR_VERSION;
 	a.step = STEP_CHALLENGE;
-	psk_challenge_issue(&s->challenges, rq->nonce, a.challenge);
+	psk_challenge_issue(&s->challenges, ends->client, a.challenge);
 	psk_server_proof(s->o->key, MIRROR_LABEL, rq->nonce, a.challenge, a.proof);
 
 	struct rpma_conn_private_data pd = { &a, sizeof(a) };
@@ -174,8 +175,7 @@ enum take { TAKE_REFUSED, TAKE_SERVED, TAKE_SIGNAL };
 
 /* a client that has proven the key, from its request to its going */
 static enum take serve_client(struct server *s, struct rpma_conn_req **req,
-			      const struct request_pdata *rq, const uint8_t client_nonce[PSK_NONCE],
-			      const char *peer)
+			      const struct request_pdata *rq, const char *peer)
 {
 	uint8_t buf[ANSWER_PDATA_MAX];
 	struct region_pdata *a = (struct region_pdata *)buf;
@@ -186,7 +186,8 @@ static enum take serve_client(struct server *s, struct rpma_conn_req **req,
 	char h[32], hc[32];
 
 	memcpy(buf, s->region, s->region_len);
-	mirror_region_mac(s->o->key, rq->nonce, client_nonce, buf, s->region_len, a->mac);
+	/* bound to the PROVE it answers: its challenge and its MAC */
+	mirror_region_mac(s->o->key, rq->nonce, rq->mac, buf, s->region_len, a->mac);
 
 	struct rpma_conn_private_data pd = { buf, s->region_len };
 	/* GPSPM on this connection reaches TARGET's region and nothing else of this peer's */
@@ -239,12 +240,25 @@ static const char *read_request(struct rpma_conn_req *req, struct request_pdata 
 	return mirror_request_decode(pd.ptr, pd.len, rq);
 }
 
+/*
+ * The two ends of a request as this server sees them: the client's
+ * address, and its own the request came in at. False when either has no
+ * IP address, which no handshake can be bound to.
+ */
+static bool request_ends(const struct rpma_conn_req *req, const struct sockaddr_storage *client,
+			 struct psk_ends *ends)
+{
+	struct sockaddr_storage mine;
+
+	return !rpma_conn_req_get_local_addr(req, &mine) && psk_ends_make(ends, client, &mine);
+}
+
 /* one connection request, whatever it holds */
 static enum take take_request(struct server *s, struct rpma_conn_req **req)
 {
 	struct sockaddr_storage ss;
 	struct request_pdata rq;
-	uint8_t client_nonce[PSK_NONCE];
+	struct psk_ends ends;
 	char peer[INET6_ADDRSTRLEN + 32];
 	const char *why;
 
@@ -263,24 +277,29 @@ static enum take take_request(struct server *s, struct rpma_conn_req **req)
 		refuse(req, peer, why);
 		return TAKE_REFUSED;
 	}
+	if (!request_ends(*req, &ss, &ends)) {
+		refuse(req, peer, "the connection has no IP address at one end to bind a proof to");
+		return TAKE_REFUSED;
+	}
 	if (rq.step == STEP_HELLO) {
-		answer_hello(s, req, &rq, peer);
+		answer_hello(s, req, &rq, &ends, peer);
 		return TAKE_REFUSED;
 	}
-	int slot = psk_challenge_find(&s->challenges, rq.nonce, client_nonce);
-
-	if (slot < 0) {
+	why = psk_challenge_check(&s->challenges, ends.client, rq.nonce);
+	if (why) {
+		refuse(req, peer, why);
+		return TAKE_REFUSED;
+	}
+	if (!mirror_prove_valid(s->o->key, &rq, &ends)) {
 		refuse(req, peer,
-		       "a challenge this server did not give, gave before, or "
-		       "gave too long ago");
+		       "it does not hold the key (or relays a proof made at other addresses)");
 		return TAKE_REFUSED;
 	}
-	if (!mirror_prove_valid(s->o->key, &rq, client_nonce)) {
-		refuse(req, peer, "it does not hold the key");
+	if (!psk_challenge_use(&s->challenges, rq.nonce)) {
+		refuse(req, peer, "too many proven clients at once: it may ask again");
 		return TAKE_REFUSED;
 	}
-	psk_challenge_forget(&s->challenges, slot);
-	return serve_client(s, req, &rq, client_nonce, peer);
+	return serve_client(s, req, &rq, peer);
 }
 
 static int setup(struct server *s)
@@ -330,7 +349,7 @@ static int setup(struct server *s)
 
 int run_server(const struct server_options *o)
 {
-	static struct server s; /* the challenges are big */
+	static struct server s; /* big: the used challenges, the answer */
 	int status = EXIT_TROUBLE;
 	int ep_failures = 0;
 	int ret, ep_fd;
@@ -338,6 +357,7 @@ int run_server(const struct server_options *o)
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
+	psk_challenges_init(&s.challenges);
 	if (server_map(&s))
 		return EXIT_TROUBLE;
 	if (setup(&s))
@@ -391,6 +411,6 @@ out:
 	rpma_mr_dereg(&s.mr);
 	rpma_peer_delete(&s.peer);
 	pmem2_map_delete(&s.map);
-	sodium_memzero(&s.challenges, sizeof(s.challenges));
+	psk_challenges_wipe(&s.challenges);
 	return status;
 }

@@ -13,6 +13,10 @@
  *   no-challenge  a PROVE with a challenge the server never gave
  *   wrong-mac     a HELLO, then a PROVE with a MAC that is not the key's
  *   replay        a good HELLO and PROVE (let in), then the same PROVE again
+ *   relay         a good HELLO, then a PROVE whose MAC holds the key but was
+ *                 made for another client address (192.0.2.99): what a peer
+ *                 in the middle presents when it relays a client's PROVE
+ *                 from an address of its own
  *   hello         a good HELLO: the server must answer it with a challenge
  *                 carried by the reject, with no connection ever made
  *   mix           COUNT knocks, bad-magic, old-version, no-challenge and
@@ -32,21 +36,56 @@ static struct psk key;
 static const char *addr, *port;
 
 /*
- * Connects with pd as the request; returns the first event: ESTABLISHED
- * (with the connection in *conn and the answer in *answer), REJECTED
- * (with what the reject carried in *answer, and no connection) or another
+ * How a PROVE is signed once its request is made: not at all, as a client
+ * does, for another client address, or as a client does with one bit of
+ * the MAC changed after
  */
-static enum rpma_conn_event knock(const void *pd, size_t len, struct rpma_conn **conn,
+enum sign { SIGN_NONE, SIGN_ENDS, SIGN_ELSEWHERE, SIGN_FLIPPED };
+
+/* the PROVE rq signed with the key over the request's ends, its own address replaced or not */
+static void sign(const struct rpma_conn_req *req, struct request_pdata *rq, enum sign how)
+{
+	struct sockaddr_storage mine, theirs;
+	struct psk_ends ends;
+
+	if (rpma_conn_req_get_local_addr(req, &mine) || rpma_conn_req_get_peer_addr(req, &theirs) ||
+	    !psk_ends_make(&ends, &mine, &theirs)) {
+		printf("test-peer: cannot read the request's addresses\n");
+		exit(EXIT_TROUBLE);
+	}
+	if (how == SIGN_ELSEWHERE) {
+		static const uint8_t other[16] = { 0, 0, 0,    0,    0,	  0, 0, 0,
+						   0, 0, 0xff, 0xff, 192, 0, 2, 99 };
+
+		memcpy(ends.client, other, sizeof(other));
+	}
+	psk_client_mac(&key, MIRROR_LABEL, rq->nonce, &ends, rq, REQUEST_HEAD_SIZE, rq->mac);
+	if (how == SIGN_FLIPPED)
+		rq->mac[0] ^= 1;
+}
+
+/*
+ * Connects with pd as the request (a PROVE signed as told first); returns
+ * the first event: ESTABLISHED (with the connection in *conn and the
+ * answer in *answer), REJECTED (with what the reject carried in *answer,
+ * and no connection) or another
+ */
+static enum rpma_conn_event knock(void *pd, size_t len, enum sign how, struct rpma_conn **conn,
 				  uint8_t answer[ANSWER_PDATA_MAX], size_t *answer_len)
 {
-	struct rpma_conn_private_data p = { (void *)pd, (uint8_t)len };
+	struct rpma_conn_private_data p = { pd, (uint8_t)len };
 	enum rpma_conn_event event = RPMA_CONN_UNDEFINED;
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn_private_data a;
 
 	*conn = NULL;
-	if (rpma_conn_req_new(peer, addr, port, NULL, &req) ||
-	    rpma_conn_req_connect(&req, &p, conn) || rpma_conn_next_event(*conn, &event)) {
+	if (rpma_conn_req_new(peer, addr, port, NULL, &req)) {
+		printf("test-peer: cannot connect\n");
+		exit(EXIT_TROUBLE);
+	}
+	if (how != SIGN_NONE)
+		sign(req, (struct request_pdata *)pd, how);
+	if (rpma_conn_req_connect(&req, &p, conn) || rpma_conn_next_event(*conn, &event)) {
 		printf("test-peer: cannot connect\n");
 		exit(EXIT_TROUBLE);
 	}
@@ -91,7 +130,7 @@ static bool hello(uint8_t nonce[PSK_NONCE], struct challenge_pdata *ch)
 	request(&rq, STEP_HELLO);
 	psk_nonce(nonce);
 	memcpy(rq.nonce, nonce, PSK_NONCE);
-	if (knock(&rq, sizeof(rq), &conn, answer, &len) != RPMA_CONN_REJECTED)
+	if (knock(&rq, sizeof(rq), SIGN_NONE, &conn, answer, &len) != RPMA_CONN_REJECTED)
 		return false;
 	if (len < sizeof(*ch))
 		return false;
@@ -100,12 +139,12 @@ static bool hello(uint8_t nonce[PSK_NONCE], struct challenge_pdata *ch)
 }
 
 /* the server refused pd, or let it in and told nothing: true when it refused */
-static bool refused(const char *kind, const void *pd, size_t len)
+static bool refused(const char *kind, void *pd, size_t len, enum sign how)
 {
 	uint8_t answer[ANSWER_PDATA_MAX];
 	struct rpma_conn *conn;
 	size_t alen;
-	enum rpma_conn_event ev = knock(pd, len, &conn, answer, &alen);
+	enum rpma_conn_event ev = knock(pd, len, how, &conn, answer, &alen);
 
 	/* a refusal says nothing: no challenge, nor anything else of the server's */
 	if (ev == RPMA_CONN_REJECTED && (alen < 8 || memcmp(answer, MIRROR_MAGIC, 8) != 0)) {
@@ -128,37 +167,37 @@ static bool one(const char *kind)
 	if (strcmp(kind, "bad-magic") == 0) {
 		request(&rq, STEP_HELLO);
 		memcpy(rq.magic, "NOTMIRR!", sizeof(rq.magic));
-		return refused(kind, &rq, sizeof(rq));
+		return refused(kind, &rq, sizeof(rq), SIGN_NONE);
 	}
 	if (strcmp(kind, "old-version") == 0) {
 		request(&rq, STEP_HELLO);
 		rq.version = 1;
-		return refused(kind, &rq, 24);
+		return refused(kind, &rq, 24, SIGN_NONE);
 	}
 	if (strcmp(kind, "no-challenge") == 0) {
 		request(&rq, STEP_PROVE);
 		psk_nonce(rq.nonce);
 		psk_nonce(rq.mac);
-		return refused(kind, &rq, sizeof(rq));
+		return refused(kind, &rq, sizeof(rq), SIGN_NONE);
 	}
-	if (strcmp(kind, "wrong-mac") == 0 || strcmp(kind, "replay") == 0) {
+	if (strcmp(kind, "wrong-mac") == 0 || strcmp(kind, "replay") == 0 ||
+	    strcmp(kind, "relay") == 0) {
 		if (!hello(nonce, &ch)) {
 			printf("%s: UNEXPECTED: no challenge for a good hello\n", kind);
 			return false;
 		}
 		request(&rq, STEP_PROVE);
 		memcpy(rq.nonce, ch.challenge, PSK_NONCE);
-		psk_client_mac(&key, MIRROR_LABEL, ch.challenge, nonce, &rq, REQUEST_HEAD_SIZE,
-			       rq.mac);
-		if (kind[0] == 'w') {
-			rq.mac[0] ^= 1;
-			return refused(kind, &rq, sizeof(rq));
-		}
+		if (strcmp(kind, "relay") == 0)
+			return refused(kind, &rq, sizeof(rq), SIGN_ELSEWHERE);
+		if (kind[0] == 'w')
+			return refused(kind, &rq, sizeof(rq), SIGN_FLIPPED);
 		uint8_t answer[ANSWER_PDATA_MAX];
 		struct rpma_conn *conn;
 		size_t alen;
 
-		if (knock(&rq, sizeof(rq), &conn, answer, &alen) != RPMA_CONN_ESTABLISHED ||
+		if (knock(&rq, sizeof(rq), SIGN_ENDS, &conn, answer, &alen) !=
+			RPMA_CONN_ESTABLISHED ||
 		    alen < sizeof(struct region_pdata) || answer[9] != STEP_REGION) {
 			printf("%s: UNEXPECTED: the first PROVE was not let in\n", kind);
 			if (conn)
@@ -166,7 +205,8 @@ static bool one(const char *kind)
 			return false;
 		}
 		hang_up(&conn);
-		return refused(kind, &rq, sizeof(rq));
+		/* the very PROVE again, as it went */
+		return refused(kind, &rq, sizeof(rq), SIGN_NONE);
 	}
 	if (strcmp(kind, "hello") == 0) {
 		uint8_t answer[ANSWER_PDATA_MAX];
@@ -175,7 +215,7 @@ static bool one(const char *kind)
 
 		request(&rq, STEP_HELLO);
 		psk_nonce(rq.nonce);
-		enum rpma_conn_event ev = knock(&rq, sizeof(rq), &conn, answer, &alen);
+		enum rpma_conn_event ev = knock(&rq, sizeof(rq), SIGN_NONE, &conn, answer, &alen);
 
 		if (ev != RPMA_CONN_REJECTED || alen < sizeof(ch) || answer[9] != STEP_CHALLENGE) {
 			printf("%s: UNEXPECTED: %s, with %zu bytes of answer\n", kind,
