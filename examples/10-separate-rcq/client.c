@@ -111,12 +111,14 @@ static int drain(struct client *c, struct rpma_cq *cq)
 
 	while ((ret = rpma_cq_get_completion(cq, &cmpl)) == 0) {
 		/*
-		 * The server closes the connection once it has the stop: the
-		 * receives still posted then complete flushed, maybe before
-		 * the stop's own send completion is taken.
+		 * The stop goes once every answer is in, and the server closes
+		 * the connection once it has the stop: what is still posted then
+		 * completes flushed -- the receives, and on siw the stop's own
+		 * send, whose message the server took. A flushed completion's
+		 * opcode is not to be trusted (verbs leave it undefined), so any
+		 * flushed one after the stop is the end, not a failure.
 		 */
-		if (c->stop_sent && cmpl.op == RPMA_OP_RECV &&
-		    cmpl.op_status == IBV_WC_WR_FLUSH_ERR)
+		if (c->stop_sent && cmpl.op_status == IBV_WC_WR_FLUSH_ERR)
 			continue;
 		if (cmpl.op_status != IBV_WC_SUCCESS) {
 			fprintf(stderr, "client: an operation failed: %s\n",
