@@ -27,15 +27,6 @@
 static struct psk key;
 static const uint8_t nonce0[PSK_NONCE] = "writer-nonce-01";
 static const uint8_t challenge0[PSK_NONCE] = "challenge-0123\n";
-/* a connection's two ends as a PROVE binds them, and a relay's: another client address */
-static const struct psk_ends ends0 = {
-	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 12 },
-	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
-};
-static const struct psk_ends ends1 = {
-	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 99 },
-	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
-};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

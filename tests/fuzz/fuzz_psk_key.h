@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_psk_key.h -- the key of the fuzz targets of the pre-shared key
- * handshake (psk, mirror_wire, log_wire): fixed, so that a crash found
- * under one run reproduces under the next
+ * handshake (psk, mirror_wire, log_wire), and the connection ends their
+ * PROVEs are bound to: fixed, so that a crash found under one run
+ * reproduces under the next
  */
 
 #ifndef RPMA_FUZZ_PSK_KEY_H
@@ -19,5 +20,15 @@ static inline void fuzz_psk_key(struct psk *key)
 		key->key[i] = (unsigned char)(i * 37 + 11);
 	key->len = PSK_MIN;
 }
+
+/* a connection's two ends as a PROVE binds them, and a relay's: another client address */
+static const struct psk_ends ends0 = {
+	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 12 },
+	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+};
+static const struct psk_ends ends1 = {
+	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 99 },
+	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+};
 
 #endif /* RPMA_FUZZ_PSK_KEY_H */
