@@ -37,6 +37,24 @@ struct rpma_conn_cfg {
 	}
 
 	/*
+	 * Takes o's values: a request keeps the configuration it was made
+	 * with, whatever the application does to o (deleting it included)
+	 * before the request's queues are made.
+	 */
+	void copy_from(const rpma_conn_cfg &o)
+	{
+		timeout_ms.store(o.timeout_ms.load());
+		cq_size.store(o.cq_size.load());
+		rcq_size.store(o.rcq_size.load());
+		sq_size.store(o.sq_size.load());
+		rq_size.store(o.rq_size.load());
+		shared_channel.store(o.shared_channel.load());
+		srq.store(o.srq.load());
+		gpspm.store(o.gpspm.load());
+		gpspm_spin_us.store(o.gpspm_spin_us.load());
+	}
+
+	/*
 	 * How many GPSPM requests a connection made with this configuration
 	 * takes at a time: its receive queue's size, at most
 	 * GPSPM_DEPTH_MAX; 0 when it carries no GPSPM.

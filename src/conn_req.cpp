@@ -70,15 +70,27 @@ void apply_ack_timeout(rdma_cm_id *id, const rpma_conn_cfg *cfg)
 				 e, strerror(errno), errno);
 }
 
+/* The request's queues, made now from its configuration if they are not yet. */
+int conn_req_make_queues(rpma_conn_req *req)
+{
+	if (req->queues_made)
+		return 0;
+	int ret = conn_queues_create(req->peer, req->id, &req->cfg, &req->queues);
+	req->queues_made = ret == 0;
+	return ret;
+}
+
 /* Releases what a request holds; rejects first when the client is waiting. */
 int conn_req_destroy(rpma_conn_req *req, bool reject)
 {
 	int ret = 0;
 	if (reject && verbs::reject(req->id, nullptr, 0))
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_reject");
-	int queues_ret = conn_queues_destroy(req->id, &req->queues);
-	if (ret == 0)
-		ret = queues_ret;
+	if (req->queues_made) {
+		int queues_ret = conn_queues_destroy(req->id, &req->queues);
+		if (ret == 0)
+			ret = queues_ret;
+	}
 	if (verbs::destroy_id(req->id) && ret == 0)
 		ret = RPMA_PROVIDER_FAILED(errno, "rdma_destroy_id");
 	rpma::destroy(req);
@@ -158,12 +170,8 @@ int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rp
 	if (req == nullptr)
 		return RPMA_E_NOMEM;
 
-	int ret = conn_queues_create(peer, event->id, cfg, &req->queues);
-	if (ret) {
-		rpma::destroy(req);
-		return ret;
-	}
-
+	/* the queues wait for the application's consent (conn_req_make_queues) */
+	req->cfg.copy_from(rpma_conn_cfg::or_defaults(cfg));
 	apply_ack_timeout(event->id, cfg);
 	req->peer = peer;
 	req->id = event->id;
@@ -220,14 +228,15 @@ int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port
 		ret = RPMA_E_NOMEM;
 		goto destroy_id;
 	}
-	ret = conn_queues_create(peer, id, cfg, &req->queues);
+	req->cfg.copy_from(rpma_conn_cfg::or_defaults(cfg));
+	req->peer = peer;
+	req->id = id;
+	req->passive = false;
+	ret = conn_req_make_queues(req);
 	if (ret) {
 		rpma::destroy(req);
 		goto destroy_id;
 	}
-	req->peer = peer;
-	req->id = id;
-	req->passive = false;
 	verbs::freeaddrinfo(info);
 	*req_ptr = req;
 	return 0;
@@ -253,7 +262,7 @@ int rpma_conn_req_gpspm_offer(struct rpma_conn_req *req, const struct rpma_mr_lo
 {
 	RPMA_CHECK_ARG(req != nullptr);
 	RPMA_CHECK_ARG(mr != nullptr);
-	if (req->queues.gpspm == nullptr) {
+	if (req->cfg.gpspm.load() == RPMA_GPSPM_DISABLED) {
 		RPMA_LOG_ERROR("invalid argument: the request carries no GPSPM "
 			       "(rpma_conn_cfg_set_gpspm)");
 		return RPMA_E_INVAL;
@@ -268,6 +277,10 @@ int rpma_conn_req_gpspm_offer(struct rpma_conn_req *req, const struct rpma_mr_lo
 			       "(rpma_mr_set_persist_fn)");
 		return RPMA_E_INVAL;
 	}
+	/* what is offered lives in the connection's GPSPM engine: the queues come first */
+	int ret = conn_req_make_queues(req);
+	if (ret)
+		return ret;
 	return gpspm_offer(req->queues.gpspm, id);
 }
 
@@ -293,8 +306,9 @@ int rpma_conn_req_reject(struct rpma_conn_req **req_ptr, const struct rpma_conn_
 	/*
 	 * The answer travels in the CM's reject (a REJ on InfiniBand and
 	 * RoCE, an MPA reply with the reject bit on iWARP), so the request's
-	 * QP never leaves the INIT state it was created in: a peer that is
-	 * refused never holds a queue pair that could reach a region.
+	 * QP, if the application had one made, never leaves the INIT state
+	 * it was created in: a peer that is refused never holds a queue pair
+	 * that could reach a region.
 	 */
 	int ret = 0;
 	if (verbs::reject(req->id, pdata ? pdata->ptr : nullptr, pdata ? pdata->len : 0))
@@ -324,13 +338,23 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
 		return RPMA_E_INVAL;
 	}
 
+	/* a client's request gets its queues here, unless a receive or an offer made them */
+	int ret = conn_req_make_queues(req);
+	if (ret) {
+		/* the caller hears why the queues failed; a failed reject is only logged */
+		if (req->passive && verbs::reject(req->id, nullptr, 0))
+			RPMA_PROVIDER_FAILED_IN_CLEANUP(errno, "rdma_reject");
+		(void)conn_req_destroy(req, false);
+		return ret;
+	}
+
 	/*
 	 * The connection (and its own event channel) comes first, so that
 	 * the ESTABLISHED event cannot go to a channel nobody reads.
 	 */
 	rpma_conn *conn = nullptr;
-	int ret = conn_new(req->peer, req->id, req->queues, req->private_data,
-			   req->private_data_len, &conn);
+	ret = conn_new(req->peer, req->id, req->queues, req->private_data, req->private_data_len,
+		       &conn);
 	if (ret) {
 		(void)conn_req_destroy(req, req->passive);
 		return ret;
@@ -359,7 +383,7 @@ int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, siz
 		       size_t len, const void *op_context)
 {
 	RPMA_CHECK_ARG(req != nullptr);
-	if (req->queues.gpspm_mode != RPMA_GPSPM_DISABLED) {
+	if (req->cfg.gpspm.load() != RPMA_GPSPM_DISABLED) {
 		RPMA_LOG_ERROR("the receive queue of a GPSPM connection belongs to the library");
 		return RPMA_E_INVAL;
 	}
@@ -368,6 +392,10 @@ int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, siz
 	ibv_recv_wr wr;
 	ibv_sge sge;
 	int ret = prepare_recv(dst, offset, len, op_context, &wr, &sge);
+	if (ret)
+		return ret;
+	/* the client may send as soon as it is connected: the receive needs the queue pair now */
+	ret = conn_req_make_queues(req);
 	if (ret)
 		return ret;
 	ibv_recv_wr *bad_wr;

@@ -9,13 +9,24 @@
 #include <rdma/rdma_cma.h>
 
 #include "conn.hpp"
+#include "conn_cfg.hpp"
 #include "conn_events.hpp"
 #include "conn_queues.hpp"
 
 struct rpma_conn_req {
 	rpma_peer *peer;
 	rdma_cm_id *id;
-	bool passive; /* made from a client's request: connect accepts it */
+	bool passive;	   /* made from a client's request: connect accepts it */
+	rpma_conn_cfg cfg; /* what the request was made with: its queues' shape */
+	/*
+	 * A client's request gets its queues only when the application needs
+	 * them: a receive posted, GPSPM offered, the request connected. A
+	 * request that is rejected or deleted never had a queue pair, and a
+	 * flood of requests costs the server no queues and no GPSPM thread.
+	 * An outgoing request has them from the start: rdma_connect needs its
+	 * queue pair.
+	 */
+	bool queues_made;
 	rpma::conn_queues queues;
 
 	/* the client's private data (passive side only) */

@@ -194,7 +194,8 @@ struct rpma_conn_req *fx_req_passive(struct rpma_ep *ep, struct rdma_event_chann
 	struct rpma_conn_req *req = NULL;
 	assert_int_equal(rpma_ep_next_conn_req(ep, cfg, &req), 0);
 	assert_non_null(req);
-	assert_non_null(cm_id->qp);
+	/* no queue pair before the application consents to one */
+	assert_null(cm_id->qp);
 	if (id != NULL)
 		*id = cm_id;
 	return req;

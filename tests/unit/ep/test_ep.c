@@ -78,9 +78,9 @@ static void listen__wildcard(void **state)
 	struct rdma_event_channel *evch = fake_verbs_last_id()->channel;
 	/* a request on any device still gets its queues */
 	struct rdma_cm_id *id = NULL;
-	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	struct rpma_conn *conn = fx_conn_passive(ep, evch, NULL, NULL, 0, &id);
 	assert_non_null(id->qp);
-	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_conn_delete(&conn);
 	fx_shutdown(&ep);
 }
 
@@ -300,18 +300,23 @@ static void next_conn_req__success(void **state)
 	struct rpma_conn_req *req = NULL;
 	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), 0);
 	assert_non_null(req);
+	assert_int_equal(fake_verbs_calls(FAKE_GET_CM_EVENT), 1);
+	/* nothing answered yet, nothing made for a request not yet consented to */
+	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
+	assert_null(id->qp);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_CQ), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_QP_EX), 0);
 
-	/* the QP belongs to the incoming id, with the main CQ for both queues */
+	/* connected: the QP belongs to the incoming id, with the main CQ for both queues */
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
 	assert_non_null(id->qp);
 	assert_non_null(id->qp->send_cq);
 	assert_ptr_equal(id->qp->recv_cq, id->qp->send_cq);
 	assert_null(id->qp->srq);
-	assert_int_equal(fake_verbs_calls(FAKE_GET_CM_EVENT), 1);
-	/* nothing answered yet */
-	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
-	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 0);
 
-	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_conn_delete(&conn);
 	assert_int_equal(fake_verbs_live_objects(), base);
 	fx_shutdown(&ep);
 }
@@ -323,7 +328,7 @@ static void next_conn_req__cfg_sizes(void **state)
 	struct rpma_ep *ep = fx_listen(&evch);
 	struct rpma_conn_cfg *cfg = fx_cfg(37, 23, false);
 	struct rdma_cm_id *id = NULL;
-	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, &id);
+	struct rpma_conn *conn = fx_conn_passive(ep, evch, cfg, NULL, 0, &id);
 
 	assert_ptr_not_equal(id->qp->recv_cq, id->qp->send_cq);
 	assert_true(id->qp->send_cq->cqe >= 37);
@@ -333,7 +338,7 @@ static void next_conn_req__cfg_sizes(void **state)
 	assert_non_null(id->qp->recv_cq->channel);
 	assert_ptr_not_equal(id->qp->send_cq->channel, id->qp->recv_cq->channel);
 
-	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_conn_delete(&conn);
 	fx_cfg_delete(&cfg);
 	fx_shutdown(&ep);
 }
@@ -347,13 +352,13 @@ static void next_conn_req__cfg_queues(void **state)
 	assert_int_equal(rpma_conn_cfg_set_sq_size(cfg, 21), 0);
 	assert_int_equal(rpma_conn_cfg_set_rq_size(cfg, 22), 0);
 	struct rdma_cm_id *id = NULL;
-	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, &id);
+	struct rpma_conn *conn = fx_conn_passive(ep, evch, cfg, NULL, 0, &id);
 	const struct ibv_qp_init_attr_ex *attr = fake_verbs_qp_init_attr(id->qp);
 	assert_non_null(attr);
 	assert_int_equal(attr->cap.max_send_wr, 21);
 	assert_int_equal(attr->cap.max_recv_wr, 22);
 	assert_int_equal(attr->qp_type, IBV_QPT_RC);
-	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_conn_delete(&conn);
 	fx_cfg_delete(&cfg);
 	fx_shutdown(&ep);
 }
@@ -365,13 +370,13 @@ static void next_conn_req__shared_channel(void **state)
 	struct rpma_ep *ep = fx_listen(&evch);
 	struct rpma_conn_cfg *cfg = fx_cfg(10, 10, true);
 	struct rdma_cm_id *id = NULL;
-	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, &id);
+	struct rpma_conn *conn = fx_conn_passive(ep, evch, cfg, NULL, 0, &id);
 
 	assert_ptr_not_equal(id->qp->recv_cq, id->qp->send_cq);
 	assert_non_null(id->qp->send_cq->channel);
 	assert_ptr_equal(id->qp->send_cq->channel, id->qp->recv_cq->channel);
 
-	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_conn_delete(&conn);
 	fx_cfg_delete(&cfg);
 	fx_shutdown(&ep);
 }
@@ -428,16 +433,67 @@ static void next_conn_req__reject_fails_too(void **state)
 	struct rdma_event_channel *evch = NULL;
 	struct rpma_ep *ep = fx_listen(&evch);
 	int base = fake_verbs_live_objects();
-	fake_verbs_push_cm_event(evch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, NULL, 0);
-	struct rpma_conn_req *req = FX_POISON;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	struct rpma_conn *conn = FX_POISON;
 	fake_verbs_fail(FAKE_CREATE_QP_EX, 1, ENOMEM);
 	fake_verbs_fail(FAKE_REJECT, 1, ECONNRESET);
 	fx_log_reset();
-	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
 	/* the caller hears of the QP; the reject is logged */
 	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
 	assert_non_null(strstr(fx_log_last(), "rdma_reject"));
-	assert_ptr_equal(req, FX_POISON);
+	assert_null(req);
+	assert_ptr_equal(conn, FX_POISON);
+	assert_int_equal(fake_verbs_live_objects(), base);
+	fx_shutdown(&ep);
+}
+
+/*
+ * A request's configuration is read when the request is taken: what the
+ * application changes in it later, or its deletion, does not reach the
+ * queues the request gets at connect
+ */
+static void next_conn_req__keeps_its_cfg(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_cfg *cfg = fx_cfg(37, 23, false);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, &id);
+	assert_int_equal(rpma_conn_cfg_set_cq_size(cfg, 3), 0);
+	assert_int_equal(rpma_conn_cfg_set_rcq_size(cfg, 0), 0);
+	fx_cfg_delete(&cfg);
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	assert_ptr_not_equal(id->qp->recv_cq, id->qp->send_cq);
+	assert_true(id->qp->send_cq->cqe >= 37);
+	assert_true(id->qp->recv_cq->cqe >= 23);
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
+/* nothing of a request's queues is made until it is connected, whatever cfg asks for */
+static void next_conn_req__makes_nothing(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	int base = fake_verbs_live_objects();
+	struct rpma_conn_cfg *cfg = fx_cfg(12, 9, true);
+	const int with_cfg = fake_verbs_live_objects();
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, "hello", 6, &id);
+	assert_null(id->qp);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_COMP_CHANNEL), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_CQ), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_QP_EX), 0);
+	/* the request's own id is all it holds */
+	assert_int_equal(fake_verbs_live_objects(), with_cfg + 1);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_DESTROY_QP), 0);
+	fx_cfg_delete(&cfg);
 	assert_int_equal(fake_verbs_live_objects(), base);
 	fx_shutdown(&ep);
 }
@@ -460,9 +516,8 @@ static void next_conn_req__requests_in_order(void **state)
 	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req1), 0);
 	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req2), 0);
 	assert_ptr_not_equal(req1, req2);
-	assert_non_null(id1->qp);
-	assert_non_null(id2->qp);
-	assert_ptr_not_equal(id1->qp, id2->qp);
+	assert_null(id1->qp);
+	assert_null(id2->qp);
 
 	struct rpma_conn_private_data pd1, pd2;
 	assert_int_equal(rpma_conn_req_get_private_data(req1, &pd1), 0);
@@ -536,8 +591,8 @@ static void next_conn_req__each_provider_failure(void **state)
 		.untouched = next_untouched,
 		.cleanup = next_cleanup,
 	};
-	/* at least: the event, a completion channel, a CQ, the QP */
-	assert_true(fx_each_provider_failure(&ctor, &arg, EPROTO) >= 4);
+	/* the event; the queues wait for connect */
+	assert_true(fx_each_provider_failure(&ctor, &arg, EPROTO) >= 1);
 }
 
 static void next_conn_req__each_provider_failure_rcq_shared(void **state)
@@ -552,8 +607,8 @@ static void next_conn_req__each_provider_failure_rcq_shared(void **state)
 		.untouched = next_untouched,
 		.cleanup = next_cleanup,
 	};
-	/* at least: the event, a completion channel, two CQs, the QP */
-	assert_true(fx_each_provider_failure(&ctor, &arg, EPROTO) >= 5);
+	/* the event alone, whatever cfg asks for */
+	assert_true(fx_each_provider_failure(&ctor, &arg, EPROTO) >= 1);
 	fx_cfg_delete(&arg.cfg);
 }
 
@@ -569,8 +624,8 @@ static void next_conn_req__each_provider_failure_rcq(void **state)
 		.untouched = next_untouched,
 		.cleanup = next_cleanup,
 	};
-	/* at least: the event, two completion channels, two CQs, the QP */
-	assert_true(fx_each_provider_failure(&ctor, &arg, EPROTO) >= 6);
+	/* the event alone, whatever cfg asks for */
+	assert_true(fx_each_provider_failure(&ctor, &arg, EPROTO) >= 1);
 	fx_cfg_delete(&arg.cfg);
 }
 
@@ -580,19 +635,18 @@ static void next_conn_req__create_qp_fails_rejects(void **state)
 	struct rdma_event_channel *evch = NULL;
 	struct rpma_ep *ep = fx_listen(&evch);
 	int base = fake_verbs_live_objects();
-	fake_verbs_push_cm_event(evch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, NULL, 0);
-	struct rdma_cm_id *client = fake_verbs_last_id();
-	struct rpma_conn_req *req = FX_POISON;
+	struct rdma_cm_id *client = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &client);
+	struct rpma_conn *conn = FX_POISON;
 	fake_verbs_fail(FAKE_CREATE_QP_EX, 1, ENOMEM);
-	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_PROVIDER);
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), RPMA_E_PROVIDER);
 	assert_int_equal(rpma_err_get_provider_error(), ENOMEM);
-	assert_ptr_equal(req, FX_POISON);
+	assert_ptr_equal(conn, FX_POISON);
 	/* the client is told at once, on its own id */
 	assert_int_equal(fake_verbs_id_calls(client, FAKE_REJECT), 1);
 	assert_int_equal(fake_verbs_calls(FAKE_REJECT), 1);
 	assert_false(fake_verbs_id_live(client));
-	/* the event is acknowledged and the incoming id destroyed */
-	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 1);
+	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
 	assert_int_equal(fake_verbs_live_objects(), base);
 	/* the endpoint still works */
 	struct rdma_cm_id *id = NULL;
@@ -634,6 +688,8 @@ int main(void)
 		T(next_conn_req__not_a_request),
 		T(next_conn_req__requests_in_order),
 		T(next_conn_req__reject_fails_too),
+		T(next_conn_req__keeps_its_cfg),
+		T(next_conn_req__makes_nothing),
 		T(next_conn_req__each_provider_failure),
 		T(next_conn_req__each_provider_failure_rcq_shared),
 		T(next_conn_req__each_provider_failure_rcq),

@@ -476,11 +476,12 @@ static void setup__passive(void **state)
 	unsigned first = fake_verbs_recvs();
 	struct rdma_cm_id *id = NULL;
 	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, &id);
-	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 0);
-	expect_queues(id, first, 4, 3, 6);
+	/* a request not yet consented to has no queues, and no receives posted */
+	assert_int_equal(fake_verbs_recvs(), first);
 	struct rpma_conn *conn = NULL;
 	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
 	assert_int_equal(fake_verbs_calls(FAKE_ACCEPT), 1);
+	expect_queues(id, first, 4, 3, 6);
 	assert_int_equal(fake_verbs_recvs() - first, 6);
 	fx_conn_delete(&conn);
 	fx_cfg_delete(&cfg);
@@ -2020,9 +2021,16 @@ static void thread__stops_with_request(void **state)
 	struct rpma_ep *ep = fx_listen(&evch);
 	struct rpma_conn_cfg *cfg = cfg_of(RPMA_GPSPM_THREAD, 4, 4, 4);
 	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, NULL);
+	/* none for a request not yet consented to; offering a region is consent */
+	assert_int_equal(count_threads(), before);
+	static char area[256] __attribute__((aligned(64)));
+	struct rpma_mr_local *mr = fx_mr(area, sizeof(area), RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, persist_a), 0);
+	assert_int_equal(rpma_conn_req_gpspm_offer(req, mr), 0);
 	assert_int_equal(count_threads(), before + 1);
 	assert_int_equal(rpma_conn_req_delete(&req), 0);
 	assert_int_equal(count_threads_settled(before), before);
+	fx_mr_dereg(&mr);
 	fx_cfg_delete(&cfg);
 	fx_shutdown(&ep);
 }
