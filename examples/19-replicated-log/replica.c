@@ -2,8 +2,9 @@
 /*
  * replica.c -- 19-replicated-log: one replica of the writer's log
  *
- * usage: replica --key FILE [--allow ADDR[/PREFIX]]... [--direct-write-to-pmem]
- *                [--format] [--sessions N] <addr> <port> [<pmem-path>]
+ * usage: replica --key FILE [--allow ADDR[/PREFIX]]... [--penalty-exempt ADDR[/PREFIX]]...
+ *                [--direct-write-to-pmem] [--format] [--sessions N]
+ *                <addr> <port> [<pmem-path>]
  *
  * A replica keeps a copy of the log (common.h) in persistent memory
  * mapped with libpmem2 -- a device DAX such as /dev/dax1.0, or a file --
@@ -29,7 +30,10 @@
  * logged ("replica: refused ADDR: why") and the replica goes on serving:
  * a request that is not a writer's, a wrong key, an address not allowed,
  * a peer that connects and says nothing (freed after
- * HANDSHAKE_DEADLINE_S seconds), a writer killed in the middle.
+ * HANDSHAKE_DEADLINE_S seconds), a writer killed in the middle. A source
+ * answered 10 times in 10 s with no connection (psk.h, per-source
+ * penalties) is refused unread for a while, logged once ("replica:
+ * penalty for ADDR"), unless --penalty-exempt covers it.
  *
  * On pmem the replica offers GPSPM (see 15-gpspm): a writer's persistent
  * flush asks this CPU to persist the range, which a thread of the library
@@ -72,6 +76,9 @@ static struct psk key;
 static struct psk_challenges challenges;
 static struct psk_allow allow[MAX_ALLOW];
 static int nallow;
+static struct psk_allow exempt[MAX_ALLOW]; /* --penalty-exempt */
+static int nexempt;
+static struct psk_penalties penalties;
 
 static void on_signal(int sig)
 {
@@ -263,6 +270,9 @@ enum taken {
 	TAKEN_WRITER,  /* *wr: a writer that proved the key, to be answered */
 };
 
+static enum taken examine(struct rpma_conn_req **reqp, const struct sockaddr_storage *addr,
+			  struct writer_request *wr);
+
 /*
  * The next connection request of the listener: the address rules first,
  * then a writer's HELLO (answered here) or PROVE (checked here)
@@ -282,14 +292,61 @@ static enum taken take_request(struct writer_request *wr)
 		return TAKEN_NOTHING;
 	}
 
-	/* who: the address rules come before anything is read */
+	/* who: the penalties and the address rules come before anything is read */
 	struct sockaddr_storage ss;
 	bool have_addr = rpma_conn_req_get_peer_addr(req, &ss) == 0;
+	uint8_t ip[16];
+	uint32_t dropped = 0;
 
 	if (have_addr)
 		psk_addr_str(&ss, wr->peer, sizeof(wr->peer));
 	else
 		snprintf(wr->peer, sizeof(wr->peer), "(a peer of unknown address)");
+	const bool counted =
+	    have_addr && psk_ip16(&ss, ip) && !(nexempt && psk_allowed(exempt, nexempt, &ss));
+
+	if (counted && psk_penalized(&penalties, ip, psk_now_ms(), &dropped)) {
+		/* nothing read, nothing logged: the penalty's first line said it */
+		rpma_conn_req_delete(&req);
+		return TAKEN_NOTHING;
+	}
+	if (dropped)
+		printf("replica: penalty for %s over: %u requests were refused unread\n", wr->peer,
+		       dropped);
+
+	enum taken taken = examine(&req, have_addr ? &ss : NULL, wr);
+
+	if (counted && taken == TAKEN_WRITER) {
+		psk_penalty_forgive(&penalties, ip);
+	} else if (counted && taken == TAKEN_NOTHING) {
+		/* a refusal, or a HELLO: counted until a proof forgives it */
+		uint32_t ms = psk_penalty_count(&penalties, ip, psk_now_ms());
+
+		if (ms)
+			printf("replica: penalty for %s: %d answers but a connection within %d s: "
+			       "its requests are refused unread for %u s\n",
+			       wr->peer, PSK_PENALTY_REFUSALS, PSK_PENALTY_WINDOW_MS / 1000,
+			       ms / 1000);
+	}
+	fflush(stdout);
+	return taken;
+}
+
+/*
+ * A request from ss (NULL: its address cannot be read), a writer's HELLO
+ * (answered here) or PROVE (checked here): TAKEN_WRITER with wr->req set
+ * for a proven writer, TAKEN_NOTHING when it was refused or answered
+ */
+static enum taken examine(struct rpma_conn_req **reqp, const struct sockaddr_storage *addr,
+			  struct writer_request *wr)
+{
+	struct rpma_conn_req *req = *reqp;
+	struct sockaddr_storage ss;
+	const bool have_addr = addr != NULL;
+
+	*reqp = NULL;
+	if (have_addr)
+		ss = *addr;
 	if (nallow > 0 && (!have_addr || !psk_allowed(allow, nallow, &ss))) {
 		refused(wr->peer, "its address is outside every --allow rule");
 		rpma_conn_req_delete(&req);
@@ -490,10 +547,13 @@ static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata 
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: replica --key FILE [--allow ADDR[/PREFIX]]... [--direct-write-to-pmem]\n"
+		"usage: replica --key FILE [--allow ADDR[/PREFIX]]...\n"
+		"               [--penalty-exempt ADDR[/PREFIX]]... [--direct-write-to-pmem]\n"
 		"               [--format] [--sessions N] <addr> <port> [<pmem-path>]\n"
 		"  --key FILE              the pre-shared key: the same file as the writers'\n"
 		"  --allow ADDR[/PREFIX]   let writers in from there only (repeatable)\n"
+		"  --penalty-exempt ADDR[/PREFIX]  never refuse these unread, however often\n"
+		"                          they were refused (repeatable)\n"
 		"  --direct-write-to-pmem  the platform makes what the NIC writes persistent\n"
 		"                          (eADR, or DDIO off)\n"
 		"  --format                start a new, empty log\n"
@@ -508,6 +568,7 @@ int main(int argc, char *argv[])
 	static const struct option options[] = {
 		{ "key", required_argument, NULL, 'k' },
 		{ "allow", required_argument, NULL, 'A' },
+		{ "penalty-exempt", required_argument, NULL, 'E' },
 		{ "direct-write-to-pmem", no_argument, NULL, 'D' },
 		{ "format", no_argument, NULL, 'F' },
 		{ "sessions", required_argument, NULL, 'n' },
@@ -534,6 +595,21 @@ int main(int argc, char *argv[])
 				return 2;
 			}
 			nallow++;
+			break;
+		case 'E':
+			if (nexempt == MAX_ALLOW) {
+				fprintf(stderr, "replica: at most %d --penalty-exempt rules\n",
+					MAX_ALLOW);
+				return 2;
+			}
+			if (psk_allow_parse(optarg, &exempt[nexempt])) {
+				fprintf(stderr,
+					"replica: --penalty-exempt %s: not an address with an "
+					"optional prefix length (192.0.2.0/24, 2001:db8::/32)\n",
+					optarg);
+				return 2;
+			}
+			nexempt++;
 			break;
 		case 'D':
 			declared = true;

@@ -549,6 +549,151 @@ static inline bool psk_allowed(const struct psk_allow *rules, int nrules,
 	return false;
 }
 
+/* ----- per-source penalties -------------------------------------------- */
+
+/*
+ * What keeps one source from taking a server's time, as sshd's
+ * PerSourcePenalties do: a source (an IPv4 address; an IPv6 /64, which
+ * one machine may hold whole) that gets PSK_PENALTY_REFUSALS answers
+ * other than a connection within PSK_PENALTY_WINDOW_MS (a HELLO counts:
+ * only a proof, which needs the key, forgives them) is refused unread,
+ * with no log line for each, for PSK_PENALTY_FIRST_MS, and twice as long
+ * at each repeat, up to PSK_PENALTY_MAX_MS. A client that holds the key
+ * says HELLO once a session and proves it: it never comes near.
+ * PSK_PENALTY_SOURCES are remembered at once; when more come, the one
+ * seen least recently is forgotten, one under a penalty last.
+ */
+#define PSK_PENALTY_SOURCES   256
+#define PSK_PENALTY_REFUSALS  10
+#define PSK_PENALTY_WINDOW_MS 10000
+#define PSK_PENALTY_FIRST_MS  10000
+#define PSK_PENALTY_MAX_MS    300000
+
+struct psk_source {
+	uint8_t net[16];    /* psk_ip16(), an IPv6 address cut to its /64 */
+	uint64_t seen_ms;   /* its last request: the least recent is forgotten first */
+	uint64_t window_ms; /* when its count of refusals began */
+	uint64_t until_ms;  /* refused unread until then; 0: not */
+	uint32_t next_ms;   /* its next penalty's length */
+	uint32_t refusals;  /* within the window */
+	uint32_t dropped;   /* requests refused unread during its penalty */
+	bool used;
+};
+
+struct psk_penalties {
+	struct psk_source src[PSK_PENALTY_SOURCES];
+};
+
+/* ip (psk_ip16()) as its source: IPv4 whole, IPv6 to its /64 */
+static inline void psk_source_net(const uint8_t ip[16], uint8_t net[16])
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	memcpy(net, ip, 16);
+	if (memcmp(ip, mapped, sizeof(mapped)) != 0)
+		memset(net + 8, 0, 8);
+}
+
+/* ip's source, remembered from now on when make; NULL when it is not and !make */
+static inline struct psk_source *psk_source_of(struct psk_penalties *p, const uint8_t ip[16],
+					       bool make, uint64_t now)
+{
+	struct psk_source *victim = NULL;
+	uint8_t net[16];
+
+	psk_source_net(ip, net);
+	for (int i = 0; i < PSK_PENALTY_SOURCES; i++) {
+		struct psk_source *s = &p->src[i];
+
+		if (s->used && memcmp(s->net, net, 16) == 0)
+			return s;
+		if (!make || (victim && !victim->used))
+			continue;
+		/* a free one first, then the least recently seen, one under a penalty last */
+		if (!s->used) {
+			victim = s;
+			continue;
+		}
+		const bool victim_held = victim && victim->until_ms > now;
+		const bool held = s->until_ms > now;
+
+		if (!victim || (victim_held && !held) ||
+		    (victim_held == held && s->seen_ms < victim->seen_ms))
+			victim = s;
+	}
+	if (!victim)
+		return NULL;
+	memset(victim, 0, sizeof(*victim));
+	memcpy(victim->net, net, 16);
+	victim->used = true;
+	victim->window_ms = now;
+	victim->next_ms = PSK_PENALTY_FIRST_MS;
+	return victim;
+}
+
+/*
+ * Whether a request from ip, at now (psk_now_ms()), is to be refused
+ * unread: its source is under a penalty. When a penalty is over, *ended_dropped tells how many
+ * requests it refused (once, for the log); 0 otherwise.
+ */
+static inline bool psk_penalized(struct psk_penalties *p, const uint8_t ip[16], uint64_t now,
+				 uint32_t *ended_dropped)
+{
+	struct psk_source *s = psk_source_of(p, ip, false, now);
+
+	*ended_dropped = 0;
+	if (!s)
+		return false;
+	s->seen_ms = now;
+	if (s->until_ms > now) {
+		s->dropped++;
+		return true;
+	}
+	if (s->until_ms) {
+		*ended_dropped = s->dropped;
+		s->until_ms = 0;
+		s->dropped = 0;
+		s->refusals = 0;
+		s->window_ms = now;
+	}
+	return false;
+}
+
+/*
+ * Counts an answer to ip, at now, other than a connection; the length in
+ * ms of the penalty it starts (for the log), or 0
+ */
+static inline uint32_t psk_penalty_count(struct psk_penalties *p, const uint8_t ip[16],
+					 uint64_t now)
+{
+	struct psk_source *s = psk_source_of(p, ip, true, now);
+
+	if (!s)
+		return 0;
+	s->seen_ms = now;
+	if (now - s->window_ms > PSK_PENALTY_WINDOW_MS) {
+		s->window_ms = now;
+		s->refusals = 0;
+	}
+	if (++s->refusals < PSK_PENALTY_REFUSALS)
+		return 0;
+	const uint32_t len = s->next_ms;
+
+	s->until_ms = now + len;
+	s->dropped = 0;
+	s->next_ms = len * 2 > PSK_PENALTY_MAX_MS ? PSK_PENALTY_MAX_MS : len * 2;
+	return len;
+}
+
+/* ip proved the key: what its source was counted is forgiven */
+static inline void psk_penalty_forgive(struct psk_penalties *p, const uint8_t ip[16])
+{
+	struct psk_source *s = psk_source_of(p, ip, false, 0);
+
+	if (s)
+		memset(s, 0, sizeof(*s));
+}
+
 /* "192.0.2.7" or "2001:db8::7", for the log */
 static inline const char *psk_addr_str(const struct sockaddr_storage *a, char *buf, size_t size)
 {

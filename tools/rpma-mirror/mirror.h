@@ -71,6 +71,8 @@ struct server_options {
 	bool verbose;
 	struct psk_allow allow[ALLOW_MAX];
 	int nallow;
+	struct psk_allow exempt[ALLOW_MAX]; /* --penalty-exempt */
+	int nexempt;
 };
 
 struct client_options {

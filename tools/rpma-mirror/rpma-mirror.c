@@ -56,6 +56,8 @@ static void usage(FILE *to)
 		"      --direct-write-to-pmem  the NIC's writes to TARGET are persistent\n"
 		"      --once            stop after the first client\n"
 		"      --allow ADDR[/PREFIX]  let in only these peers (repeatable)\n"
+		"      --penalty-exempt ADDR[/PREFIX]  never refuse these peers unread after\n"
+		"                        refusals (repeatable)\n"
 		"SIZE and RATE take K, M and G (powers of 1024). Exit status: 0 the same,\n"
 		"1 different, 2 trouble, 128+N after signal N. See rpma-mirror(1).\n",
 		prog, prog, prog, WINDOW_MAX);
@@ -150,6 +152,7 @@ enum option_id {
 	OPT_DIRECT,
 	OPT_ONCE,
 	OPT_ALLOW,
+	OPT_EXEMPT,
 	OPT_VERIFY,
 	OPT_FRESH,
 	OPT_CHUNK,
@@ -171,6 +174,7 @@ int main(int argc, char *argv[])
 		{ "direct-write-to-pmem", no_argument, NULL, OPT_DIRECT },
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "allow", required_argument, NULL, OPT_ALLOW },
+		{ "penalty-exempt", required_argument, NULL, OPT_EXEMPT },
 		{ "verify-only", no_argument, NULL, OPT_VERIFY },
 		{ "fresh", no_argument, NULL, OPT_FRESH },
 		{ "chunk", required_argument, NULL, OPT_CHUNK },
@@ -221,19 +225,25 @@ int main(int argc, char *argv[])
 			server_only = "--once";
 			break;
 		case OPT_ALLOW:
-			server_only = "--allow";
-			if (so.nallow == ALLOW_MAX) {
-				complain("--allow is taken %d times at most", ALLOW_MAX);
+		case OPT_EXEMPT: {
+			const bool allow = opt == OPT_ALLOW;
+			struct psk_allow *rules = allow ? so.allow : so.exempt;
+			int *n = allow ? &so.nallow : &so.nexempt;
+
+			server_only = allow ? "--allow" : "--penalty-exempt";
+			if (*n == ALLOW_MAX) {
+				complain("%s is taken %d times at most", server_only, ALLOW_MAX);
 				return EXIT_TROUBLE;
 			}
-			if (psk_allow_parse(optarg, &so.allow[so.nallow])) {
-				complain("--allow takes ADDR or ADDR/PREFIX (192.0.2.0/24, "
+			if (psk_allow_parse(optarg, &rules[*n])) {
+				complain("%s takes ADDR or ADDR/PREFIX (192.0.2.0/24, "
 					 "2001:db8::/32), not %s",
-					 optarg);
+					 server_only, optarg);
 				return EXIT_TROUBLE;
 			}
-			so.nallow++;
+			(*n)++;
 			break;
+		}
 		case OPT_VERIFY:
 			co.verify_only = true;
 			client_only = "--verify-only";

@@ -35,6 +35,7 @@ struct server {
 	struct rpma_conn_cfg *cfg;
 	struct rpma_ep *ep;
 	struct psk_challenges challenges; /* the secret they are made with; the used ones */
+	struct psk_penalties penalties;	  /* the sources refused too often */
 	uint8_t region[ANSWER_PDATA_MAX]; /* the REGION answer, but for its MAC */
 	uint8_t region_len;
 };
@@ -134,10 +135,29 @@ static int wait_end(struct rpma_conn *conn, int timeout_ms, const char **how)
 	return -1;
 }
 
-static void refuse(struct rpma_conn_req **req, const char *peer, const char *why)
+/* the source of a request, as the penalties count it (psk_ip16()); NULL: not counted */
+struct source {
+	uint8_t ip[16];
+	bool counted; /* an IP address, not exempt (--penalty-exempt) */
+};
+
+/* one more answer to src other than a connection: a penalty, said when it starts */
+static void count_against(struct server *s, const struct source *src, const char *peer)
+{
+	uint32_t ms = src->counted ? psk_penalty_count(&s->penalties, src->ip, psk_now_ms()) : 0;
+
+	if (ms)
+		say("penalty for %s: %d answers but a connection within %d s: its requests are "
+		    "refused unread for %u s",
+		    peer, PSK_PENALTY_REFUSALS, PSK_PENALTY_WINDOW_MS / 1000, ms / 1000);
+}
+
+static void refuse(struct server *s, struct rpma_conn_req **req, const struct source *src,
+		   const char *peer, const char *why)
 {
 	say("refused %s: %s", peer, why);
 	rpma_conn_req_delete(req);
+	count_against(s, src, peer);
 }
 
 /*
@@ -147,7 +167,7 @@ static void refuse(struct rpma_conn_req **req, const char *peer, const char *why
  */
 static void answer_hello(struct server *s, struct rpma_conn_req **req,
 			 const struct request_pdata *rq, const struct psk_ends *ends,
-			 const char *peer)
+			 const struct source *src, const char *peer)
 {
 	struct challenge_pdata a;
 
@@ -161,6 +181,8 @@ static void answer_hello(struct server *s, struct rpma_conn_req **req,
 	struct rpma_conn_private_data pd = { &a, sizeof(a) };
 	int ret = rpma_conn_req_reject(req, &pd);
 
+	/* a HELLO is counted until its proof: one that never proves is a keyless peer's */
+	count_against(s, src, peer);
 	if (ret) {
 		/* the client may have given up already: it is its loss, not ours */
 		failed("answering a client's hello", ret);
@@ -259,8 +281,10 @@ static enum take take_request(struct server *s, struct rpma_conn_req **req)
 	struct sockaddr_storage ss;
 	struct request_pdata rq;
 	struct psk_ends ends;
+	struct source src;
 	char peer[INET6_ADDRSTRLEN + 32];
 	const char *why;
+	uint32_t dropped = 0;
 
 	/* an address that cannot be read is no address --allow lets in */
 	memset(&ss, 0, sizeof(ss));
@@ -268,35 +292,47 @@ static enum take take_request(struct server *s, struct rpma_conn_req **req)
 		snprintf(peer, sizeof(peer), "a peer of unknown address");
 	else
 		psk_addr_str(&ss, peer, sizeof(peer));
+	src.counted = psk_ip16(&ss, src.ip) &&
+		      !(s->o->nexempt && psk_allowed(s->o->exempt, s->o->nexempt, &ss));
+	if (src.counted && psk_penalized(&s->penalties, src.ip, psk_now_ms(), &dropped)) {
+		/* nothing read, nothing logged: the penalty's first line said it */
+		rpma_conn_req_delete(req);
+		return TAKE_REFUSED;
+	}
+	if (dropped)
+		say("penalty for %s over: %u requests were refused unread", peer, dropped);
 	if (!psk_allowed(s->o->allow, s->o->nallow, &ss)) {
-		refuse(req, peer, "not an address --allow lets in");
+		refuse(s, req, &src, peer, "not an address --allow lets in");
 		return TAKE_REFUSED;
 	}
 	why = read_request(*req, &rq);
 	if (why) {
-		refuse(req, peer, why);
+		refuse(s, req, &src, peer, why);
 		return TAKE_REFUSED;
 	}
 	if (!request_ends(*req, &ss, &ends)) {
-		refuse(req, peer, "the connection has no IP address at one end to bind a proof to");
+		refuse(s, req, &src, peer,
+		       "the connection has no IP address at one end to bind a proof to");
 		return TAKE_REFUSED;
 	}
 	if (rq.step == STEP_HELLO) {
-		answer_hello(s, req, &rq, &ends, peer);
+		answer_hello(s, req, &rq, &ends, &src, peer);
 		return TAKE_REFUSED;
 	}
 	why = psk_challenge_check(&s->challenges, ends.client, rq.nonce);
 	if (why) {
-		refuse(req, peer, why);
+		refuse(s, req, &src, peer, why);
 		return TAKE_REFUSED;
 	}
 	if (!mirror_prove_valid(s->o->key, &rq, &ends)) {
-		refuse(req, peer,
+		refuse(s, req, &src, peer,
 		       "it does not hold the key (or relays a proof made at other addresses)");
 		return TAKE_REFUSED;
 	}
+	if (src.counted)
+		psk_penalty_forgive(&s->penalties, src.ip);
 	if (!psk_challenge_use(&s->challenges, rq.nonce)) {
-		refuse(req, peer, "too many proven clients at once: it may ask again");
+		refuse(s, req, &src, peer, "too many proven clients at once: it may ask again");
 		return TAKE_REFUSED;
 	}
 	return serve_client(s, req, &rq, peer);

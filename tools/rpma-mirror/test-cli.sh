@@ -122,6 +122,8 @@ expect 2 err "--chunk is the client's option, not the server's" -- \
 expect 2 err "--json is the client's option" -- --serve "${k[@]}" --json 192.0.2.1:7700 "$work/src"
 expect 2 err "--once is the server's option" -- "${k[@]}" --once "$work/src" 192.0.2.1:7700
 expect 2 err "--allow is the server's option" -- "${k[@]}" --allow 192.0.2.0/24 "$work/src" 192.0.2.1:7700
+expect 2 err "--penalty-exempt is the server's option" -- "${k[@]}" --penalty-exempt 192.0.2.1 "$work/src" 192.0.2.1:7700
+expect 2 err "--penalty-exempt takes ADDR or ADDR/PREFIX" -- --serve "${k[@]}" --penalty-exempt 192.0.2.0/33 192.0.2.1:7700 "$work/src"
 for bad in 8x 0 17 -1 " 8" 0x8 8K; do
 	expect 2 err "--window takes 1 to 16, not $bad" -- "${k[@]}" --window "$bad" "$work/src" 192.0.2.1:7700
 done
