@@ -19,15 +19,23 @@
  *                 from an address of its own
  *   hello         a good HELLO: the server must answer it with a challenge
  *                 carried by the reject, with no connection ever made
+ *   leak          a good HELLO and PROVE (let in); prints the region's
+ *                 descriptor from the answer (rkey, address, length), what
+ *                 a peer that watched one valid session holds, and hangs up
+ *   prove         a good HELLO and PROVE, timed from the first request to
+ *                 the connection with the region's answer: prints how long
+ *                 the server took to let it in (the attack suite measures
+ *                 it while a flood of requests goes on)
  *   mix           COUNT knocks, bad-magic, old-version, no-challenge and
  *                 wrong-mac in turn
- * Exit status: 0 when every knock was answered as it must be, 1 when not,
- * 2 on trouble.
+ * Exit status: 0 when every knock was answered as it must be (leak and
+ * prove: when it was let in), 1 when not, 2 on trouble.
  */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mirror.h"
 
@@ -138,6 +146,79 @@ static bool hello(uint8_t nonce[PSK_NONCE], struct challenge_pdata *ch)
 	return ch->step == STEP_CHALLENGE;
 }
 
+/*
+ * A good HELLO, then a PROVE with the key, as a client makes them: true
+ * when the server let it in with a REGION answer, the connection in *conn
+ * and the answer in answer[*alen]
+ */
+static bool let_in(struct rpma_conn **conn, uint8_t answer[ANSWER_PDATA_MAX], size_t *alen)
+{
+	struct challenge_pdata ch;
+	struct request_pdata rq;
+	uint8_t nonce[PSK_NONCE];
+
+	*conn = NULL;
+	if (!hello(nonce, &ch))
+		return false;
+	request(&rq, STEP_PROVE);
+	memcpy(rq.nonce, ch.challenge, PSK_NONCE);
+	if (knock(&rq, sizeof(rq), SIGN_ENDS, conn, answer, alen) == RPMA_CONN_ESTABLISHED &&
+	    *alen >= sizeof(struct region_pdata) && answer[9] == STEP_REGION)
+		return true;
+	if (*conn)
+		hang_up(conn);
+	return false;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * leak: the region's descriptor, as the answer to a PROVE carries it
+ * (doc/wire-format.md: address le64, length le64, rkey le32, usage);
+ * prove: how long the server takes to let a client with the key in
+ */
+static bool let_in_kind(const char *kind)
+{
+	uint8_t answer[ANSWER_PDATA_MAX];
+	struct rpma_conn *conn;
+	size_t alen;
+	const double t0 = now_ms();
+
+	if (!let_in(&conn, answer, &alen)) {
+		printf("%s: UNEXPECTED: not let in\n", kind);
+		return false;
+	}
+	const double took = now_ms() - t0;
+	const struct region_pdata *a = (const struct region_pdata *)answer;
+	const uint8_t *d = answer + sizeof(*a);
+	bool ok = true;
+
+	if (strcmp(kind, "prove") == 0) {
+		printf("prove: let in after %d ms\n", (int)(took + 0.5));
+	} else if (a->mr_desc_size < 21 || sizeof(*a) + a->mr_desc_size > alen) {
+		printf("leak: UNEXPECTED: a region descriptor of %u bytes in %zu of answer\n",
+		       a->mr_desc_size, alen);
+		ok = false;
+	} else {
+		uint64_t raddr, length;
+		uint32_t rkey;
+
+		memcpy(&raddr, d, 8);
+		memcpy(&length, d + 8, 8);
+		memcpy(&rkey, d + 16, 4);
+		printf("leak: rkey 0x%08x raddr 0x%016llx length %llu\n", le32toh(rkey),
+		       (unsigned long long)le64toh(raddr), (unsigned long long)le64toh(length));
+	}
+	hang_up(&conn);
+	return ok;
+}
+
 /* the server refused pd, or let it in and told nothing: true when it refused */
 static bool refused(const char *kind, void *pd, size_t len, enum sign how)
 {
@@ -208,6 +289,8 @@ static bool one(const char *kind)
 		/* the very PROVE again, as it went */
 		return refused(kind, &rq, sizeof(rq), SIGN_NONE);
 	}
+	if (strcmp(kind, "leak") == 0 || strcmp(kind, "prove") == 0)
+		return let_in_kind(kind);
 	if (strcmp(kind, "hello") == 0) {
 		uint8_t answer[ANSWER_PDATA_MAX];
 		struct rpma_conn *conn;
