@@ -1,0 +1,246 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# usage: tests/attack/attack.sh BINDIR [dram]
+#
+# What a peer without rpma-mirror's key can do to its server, tried over
+# real RDMA (README.md here): BINDIR holds flood, BINDIR/../../tools the
+# tool and its test peer. It runs as an example's check does
+# (examples/check/lib.sh: RPMA_TEST_ADDR, RPMA_TEST_PROVIDER, PASSED,
+# FAILED or a reason to skip). RPMA_ATTACK_PROVE_MS: how long a client with
+# the key may wait to be let in while the flood goes on (2000 ms).
+#
+#   a. key files the server must refuse, each with its reason and status 2
+#   b. a server of a 32 MiB target of random bytes
+#   c. a client with the key lets its REGION answer leak (rkey, address);
+#      a small flood that holds them gets no connection
+#   d. the test peer's bad clients, each refused and logged; a HELLO is
+#      answered in a reject
+#   e. a flood from four more addresses; meanwhile clients with the key
+#      are let in (timed) and a real copy succeeds, and then the flood
+#      stops (SIGINT)
+#   f. the flood let in nothing, the server still serves, the target holds
+#      the copy and, past it, what it held before
+#   g. the server stops on SIGINT
+# shellcheck source-path=SCRIPTDIR source=../../examples/check/lib.sh
+. "$(dirname "$0")/../../examples/check/lib.sh"
+[ "$MODE" = dram ] || skip "the attack suite runs in dram mode only"
+tool=$BIN/../../tools/rpma-mirror
+flood=$BIN/flood
+port=7800
+to=$ADDR:$port
+prove_ms=${RPMA_ATTACK_PROVE_MS:-2000}
+mirror=("$tool/rpma-mirror" -k "$WORK/key")
+t_start=${EPOCHREALTIME/[.,]/}
+peer=("$tool/test-peer" -k "$WORK/key")
+
+# digest_ok NAME: NAME's digest is the one the server printed last, once
+# it has seen NAME go (it may print its line after NAME has ended)
+digest_ok() {
+	local mine theirs i
+	mine=$(value "$1" '.*digest \([0-9a-f]\{64\}\) on both sides.*')
+	for i in $(seq 300); do
+		theirs=$(sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' "$WORK/server.out" | tail -n 1)
+		[ -n "$mine" ] && [ "$mine" = "$theirs" ] && return 0
+		pause 0.1
+	done
+	fail "$1's digest ${mine:-(none)} is not the server's ${theirs:-(none)}"
+}
+# refusals: how many refusals of ADDR the server logged, in REFUSALS
+refusals() {
+	lines_with server ": refused $ADDR: "
+	REFUSALS=$LINES_WITH
+}
+# refused_once KIND BEFORE: the server logged one more refusal than BEFORE
+# (it logs before it rejects, but a line may be late in the file)
+refused_once() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		refusals
+		[ "$REFUSALS" -gt "$2" ] && break
+		pause 0.1
+	done
+	[ "$REFUSALS" -eq $(($2 + 1)) ] ||
+		fail "the server logged $((REFUSALS - $2)) refusals for $1, expected 1"
+}
+# flood_clean NAME: the flood NAME let nothing in, and reached the server
+flood_clean() {
+	local kind n
+	has "$1" "writes landed: 0, reads answered: 0"
+	for kind in hello garbage; do
+		has "$1" "$kind: "
+		lacks "$1" "LET IN"
+		n=$(value "$1" "^$kind: .*, \\([0-9]*\\) accepted.*")
+		[ "${n:-x}" = 0 ] || fail "$1: ${n:-an unknown number of} $kind requests accepted"
+	done
+	n=$(value "$1" '^hello: .*(\([0-9]*\) with an answer).*')
+	[ "${n:-0}" -gt 0 ] || fail "$1: no HELLO was answered: the flood did not reach the server"
+	n=$(value "$1" '^garbage: .*(\([0-9]*\) with an answer).*')
+	[ "${n:-x}" = 0 ] || fail "$1: the server answered ${n:-an unknown number of} garbage requests"
+}
+# ms_since T: milliseconds since T (microseconds, as t_start), in MS (no fork)
+ms_since() { MS=$(((${EPOCHREALTIME/[.,]/} - $1) / 1000)); }
+# step TEXT: where the check is, and when
+step() {
+	ms_since "$t_start"
+	echo "# $* (at $((MS / 1000)).$((MS % 1000 / 100)) s)"
+}
+# sha_of_rest FILE: the SHA-256 of FILE past its first 4 MiB
+sha_of_rest() { tail -c +$(((4 << 20) + 1)) "$1" | sha256sum | cut -d' ' -f1; }
+
+target=$WORK/target
+head -c 32M /dev/urandom >"$target"
+head -c 4M /dev/urandom >"$WORK/src"
+rest_before=$(sha_of_rest "$target")
+
+step a. key files
+# a. key files the server must refuse, at once and with the reason: a FIFO
+# (which must not hang the read), a short key, a directory, none, a key
+# others can read, a symbolic link
+(
+	umask 077
+	head -c 40 /dev/urandom >"$WORK/key"
+	head -c 16 /dev/urandom >"$WORK/short.key"
+	head -c 40 /dev/urandom >"$WORK/open.key"
+	mkfifo "$WORK/fifo.key"
+	mkdir "$WORK/dir.key"
+)
+chmod 640 "$WORK/open.key"
+ln -s "$WORK/key" "$WORK/link.key"
+while read -r name why; do
+	LIMIT=10 run "key-$name" "$tool/rpma-mirror" -k "$WORK/$name.key" --serve "$ADDR:$((port + 1))" \
+		"$target"
+	status_is "key-$name" 2
+	has "key-$name" "$WORK/$name.key"
+	has "key-$name" "$why"
+	lacks "key-$name" "serving"
+done <<EOF
+fifo is not a regular file
+short has 16 bytes
+dir is not a regular file
+missing No such file or directory
+open is open to its group or others
+link is a symbolic link
+EOF
+
+step b. the server
+# b. the server, its limit the check's own (the suite stops a check after
+# 300 s), less time to clean up
+LIMIT=270 start server "${mirror[@]}" --serve "$to" "$target"
+wait_for server "serving $target" || conclude
+
+step c. the leak
+# c. what a peer that watched one valid session holds: the region's
+# descriptor
+run leak "${peer[@]}" "$to" leak
+ok leak
+rkey=$(value leak '^leak: rkey \(0x[0-9a-f]*\) .*')
+raddr=$(value leak '^leak: .* raddr \(0x[0-9a-f]*\) .*')
+if [ -z "$rkey" ] || [ -z "$raddr" ]; then
+	fail "test-peer leak printed no descriptor"
+fi
+
+step d. bad clients
+# d. the test peer's bad clients: each answered as it must be, and each
+# refusal logged; a HELLO is answered in a reject, never let in
+for kind in bad-magic old-version no-challenge wrong-mac replay relay hello; do
+	refusals
+	before=$REFUSALS
+	run "$kind" "${peer[@]}" "$to" "$kind"
+	ok "$kind"
+	[ "$kind" = hello ] || refused_once "$kind" "$before"
+done
+has bad-magic "bad-magic: refused"
+has relay "relay: refused"
+has hello "hello: a challenge in the reject, no connection"
+has server "refused $ADDR: not an rpma-mirror client"
+has server "refused $ADDR: an rpma-mirror client of another version"
+has server "refused $ADDR: a challenge answered before"
+has server "refused $ADDR: it does not hold the key (or relays a proof made at"
+
+step c. a small flood
+# c. a small flood that holds the leaked descriptor: no connection, so
+# nothing written or read with it (after d: what the flood leaves in
+# flight the server logs as refusals, which d counts)
+if [ -n "$rkey" ]; then
+	run probe "$flood" --hello 4 --garbage 4 --seconds 2 --rkey "$rkey" --raddr "$raddr" \
+		"$ADDR" "$port"
+	ok probe
+	flood_clean probe
+fi
+
+step e. the flood
+# e. the flood, from four more addresses on the RDMA interface when ADDR
+# is the test VM's (never a host's interface); the clients with the key
+# meanwhile come from ADDR
+sources=()
+dev=$(ip -o -4 addr show | awk -v a="$ADDR" '$4 ~ "^"a"/" { print $2; exit }')
+if [ "$PROVIDER" = host ] || [[ $ADDR != 192.0.2.* ]] || [ -z "$dev" ]; then
+	echo "# the flood comes from $ADDR alone: more addresses are given only to the" \
+		"test VM's interface for 192.0.2.0/24 (ADDR is $ADDR, provider $PROVIDER)"
+else
+	for i in 101 102 103 104; do
+		ip addr replace "192.0.2.$i/32" dev "$dev" || fail "cannot give $dev the address 192.0.2.$i"
+		sources+=(-s "192.0.2.$i")
+	done
+	if [ "$PROVIDER" = rxe ]; then
+		# the device's GID table learns the addresses
+		for ((i = 0; i < 50; i++)); do
+			gids=$(cat /sys/class/infiniband/"${RPMA_TEST_DEVICE:-rxe0}"/ports/1/gids/* 2>/dev/null)
+			[[ $gids == *ffff:c000:0268* ]] && break
+			pause 0.1
+		done
+	fi
+fi
+# the flood goes on until the copy has ended (SIGINT), 60 s at most
+start flood "$flood" "${sources[@]}" --hello 64 --garbage 200 --seconds 60 \
+	--rkey "${rkey:-0}" --raddr "${raddr:-0}" "$ADDR" "$port"
+wait_for flood "flood: " 10
+pause 1
+times=()
+for i in 1 2 3; do
+	run "prove$i" "${peer[@]}" "$to" prove
+	ok "prove$i"
+	times+=("$(value "prove$i" '^prove: let in after \([0-9]*\) ms.*')")
+done
+t_copy=${EPOCHREALTIME/[.,]/}
+run copy "${mirror[@]}" "$WORK/src" "$to"
+ms_since "$t_copy"
+echo "# the copy under the flood took $MS ms"
+ok copy
+has copy "mirrored 4.0 MiB"
+digest_ok copy
+if kill -0 "${PID[flood]}" 2>/dev/null; then
+	stop flood INT
+else
+	fail "the flood ended before the copy did: the copy was not made under it"
+fi
+echo "# let in under the flood after ${times[*]} ms (the limit: $prove_ms ms," \
+	"RPMA_ATTACK_PROVE_MS)"
+for t in "${times[@]}"; do
+	if ! [[ $t =~ ^[0-9]+$ ]] || [ "$t" -gt "$prove_ms" ]; then
+		fail "a client with the key was let in after ${t:-(never)} ms under the flood, more than $prove_ms ms"
+	fi
+done
+
+step f. what the flood left
+# f. the flood let nothing in; the server went on; the target holds the
+# copy, and past it what it held before
+ok flood
+flood_clean flood
+echo "# the small flood: $(value probe '^rate: \(.*\)')"
+echo "# the flood: $(value flood '^rate: \(.*\)')"
+for s in "${sources[@]}"; do
+	[ "$s" = -s ] || has server "refused $s: "
+done
+program_of server
+[ -n "$PROGRAM" ] || fail "the server ended during the flood"
+cmp -n $((4 << 20)) "$WORK/src" "$target" || fail "the target's first 4 MiB are not the copy's source"
+[ "$(sha_of_rest "$target")" = "$rest_before" ] || fail "the target changed past the copy"
+
+step g. the end
+# g. the server stops on SIGINT, in order
+stop server INT
+ok server
+has server "stopped by signal 2"
+conclude
