@@ -13,12 +13,13 @@
 #   a. key files the server must refuse, each with its reason and status 2
 #   b. a server of a 32 MiB target of random bytes
 #   c. a client with the key lets its REGION answer leak (rkey, address);
-#      a small flood that holds them gets no connection
+#      a small flood that holds them, from an address of its own, gets no
+#      connection, and its address is penalized: refused unread
 #   d. the test peer's bad clients, each refused and logged; a HELLO is
 #      answered in a reject
-#   e. a flood from four more addresses; meanwhile clients with the key
-#      are let in (timed) and a real copy succeeds, and then the flood
-#      stops (SIGINT)
+#   e. a flood from four more addresses, each penalized in turn;
+#      meanwhile clients with the key are let in (timed) and a real copy
+#      succeeds, and then the flood stops (SIGINT)
 #   f. the flood let in nothing, the server still serves, the target holds
 #      the copy and, past it, what it held before
 #   g. the server stops on SIGINT
@@ -124,9 +125,38 @@ link is a symbolic link
 EOF
 
 step b. the server
+# The floods come from addresses of their own, given to the RDMA interface
+# when ADDR is the test VM's (never a host's interface): 192.0.2.105 for
+# the small one, 101 to 104 for the big one. Without them they come from
+# ADDR, as the clients with the key do, which the server is then told
+# never to penalize.
+small=()
+sources=()
+exempt=()
+dev=$(ip -o -4 addr show | awk -v a="$ADDR" '$4 ~ "^"a"/" { print $2; exit }')
+if [ "$PROVIDER" = host ] || [[ $ADDR != 192.0.2.* ]] || [ -z "$dev" ]; then
+	echo "# the floods come from $ADDR alone, exempt from penalties: more addresses are" \
+		"given only to the test VM's interface for 192.0.2.0/24 (ADDR is $ADDR," \
+		"provider $PROVIDER)"
+	exempt=(--penalty-exempt "$ADDR")
+else
+	for i in 101 102 103 104 105; do
+		ip addr replace "192.0.2.$i/32" dev "$dev" || fail "cannot give $dev the address 192.0.2.$i"
+	done
+	small=(-s 192.0.2.105)
+	sources=(-s 192.0.2.101 -s 192.0.2.102 -s 192.0.2.103 -s 192.0.2.104)
+	if [ "$PROVIDER" = rxe ]; then
+		# the device's GID table learns the addresses (.105: c0000269)
+		for ((i = 0; i < 50; i++)); do
+			gids=$(cat /sys/class/infiniband/"${RPMA_TEST_DEVICE:-rxe0}"/ports/1/gids/* 2>/dev/null)
+			[[ $gids == *ffff:c000:0269* ]] && break
+			pause 0.1
+		done
+	fi
+fi
 # b. the server, its limit the check's own (the suite stops a check after
 # 300 s), less time to clean up
-LIMIT=270 start server "${mirror[@]}" --serve "$to" "$target"
+LIMIT=270 start server "${mirror[@]}" --serve "${exempt[@]}" "$to" "$target"
 wait_for server "serving $target" || conclude
 
 step c. the leak
@@ -160,42 +190,40 @@ has server "refused $ADDR: it does not hold the key (or relays a proof made at"
 
 step c. a small flood
 # c. a small flood that holds the leaked descriptor: no connection, so
-# nothing written or read with it (after d: what the flood leaves in
-# flight the server logs as refusals, which d counts)
+# nothing written or read with it; its address is soon refused unread
+# (after d: what the flood leaves in flight the server logs as refusals,
+# which d counts)
 if [ -n "$rkey" ]; then
-	run probe "$flood" --hello 4 --garbage 4 --seconds 2 --rkey "$rkey" --raddr "$raddr" \
-		"$ADDR" "$port"
+	run probe "$flood" "${small[@]}" --hello 4 --garbage 4 --seconds 2 --rkey "$rkey" \
+		--raddr "$raddr" "$ADDR" "$port"
 	ok probe
 	flood_clean probe
+	if [ ${#small[@]} -gt 0 ]; then
+		wait_for server "penalty for ${small[1]}: 10 answers but a connection within 10 s: its requests are refused unread for 10 s"
+	fi
 fi
 
 step e. the flood
-# e. the flood, from four more addresses on the RDMA interface when ADDR
-# is the test VM's (never a host's interface); the clients with the key
-# meanwhile come from ADDR
-sources=()
-dev=$(ip -o -4 addr show | awk -v a="$ADDR" '$4 ~ "^"a"/" { print $2; exit }')
-if [ "$PROVIDER" = host ] || [[ $ADDR != 192.0.2.* ]] || [ -z "$dev" ]; then
-	echo "# the flood comes from $ADDR alone: more addresses are given only to the" \
-		"test VM's interface for 192.0.2.0/24 (ADDR is $ADDR, provider $PROVIDER)"
-else
-	for i in 101 102 103 104; do
-		ip addr replace "192.0.2.$i/32" dev "$dev" || fail "cannot give $dev the address 192.0.2.$i"
-		sources+=(-s "192.0.2.$i")
-	done
-	if [ "$PROVIDER" = rxe ]; then
-		# the device's GID table learns the addresses
-		for ((i = 0; i < 50; i++)); do
-			gids=$(cat /sys/class/infiniband/"${RPMA_TEST_DEVICE:-rxe0}"/ports/1/gids/* 2>/dev/null)
-			[[ $gids == *ffff:c000:0268* ]] && break
-			pause 0.1
-		done
-	fi
-fi
-# the flood goes on until the copy has ended (SIGINT), 60 s at most
-start flood "$flood" "${sources[@]}" --hello 64 --garbage 200 --seconds 60 \
-	--rkey "${rkey:-0}" --raddr "${raddr:-0}" "$ADDR" "$port"
-wait_for flood "flood: " 10
+# e. the flood, 64 HELLOs and 200 garbage requests in flight at once: four
+# processes (siw maps about 70 queue pairs a process), one from each of
+# the four more addresses; the clients with the key meanwhile come from
+# ADDR. It goes on until the copy has ended (SIGINT), 60 s at most.
+# Attackers send from machines of their own; here they share the guest's
+# processors with the server and the clients. At nice 6 (a weight of 272
+# against 1024 at nice 0) the four weigh together about what one process
+# of the server's priority does: the flood gets the processor time of one
+# more program, not of four.
+floods=()
+for i in 1 2 3 4; do
+	from=()
+	[ ${#sources[@]} -eq 0 ] || from=("${sources[@]:$((2 * i - 2)):2}")
+	start "flood$i" nice -n 6 "$flood" "${from[@]}" --hello 16 --garbage 50 --seconds 60 \
+		--rkey "${rkey:-0}" --raddr "${raddr:-0}" "$ADDR" "$port"
+	floods+=("flood$i")
+done
+for f in "${floods[@]}"; do
+	wait_for "$f" "flood: " 10
+done
 pause 1
 times=()
 for i in 1 2 3; do
@@ -210,11 +238,16 @@ echo "# the copy under the flood took $MS ms"
 ok copy
 has copy "mirrored 4.0 MiB"
 digest_ok copy
-if kill -0 "${PID[flood]}" 2>/dev/null; then
-	stop flood INT
-else
-	fail "the flood ended before the copy did: the copy was not made under it"
-fi
+# all told to stop first, then waited for: each ends what it has in flight
+for f in "${floods[@]}"; do
+	program_of "$f"
+	if [ -z "$PROGRAM" ] || ! kill -INT "$PROGRAM" 2>/dev/null; then
+		fail "$f ended before the copy did: the copy was not made under it"
+	fi
+done
+for f in "${floods[@]}"; do
+	finish "$f"
+done
 echo "# let in under the flood after ${times[*]} ms (the limit: $prove_ms ms," \
 	"RPMA_ATTACK_PROVE_MS)"
 for t in "${times[@]}"; do
@@ -226,13 +259,17 @@ done
 step f. what the flood left
 # f. the flood let nothing in; the server went on; the target holds the
 # copy, and past it what it held before
-ok flood
-flood_clean flood
 echo "# the small flood: $(value probe '^rate: \(.*\)')"
-echo "# the flood: $(value flood '^rate: \(.*\)')"
-for s in "${sources[@]}"; do
-	[ "$s" = -s ] || has server "refused $s: "
+for f in "${floods[@]}"; do
+	ok "$f"
+	flood_clean "$f"
+	echo "# $f: $(value "$f" '^rate: \(.*\)')"
 done
+# each address of the flood was penalized; none of the key's clients' was
+for s in "${sources[@]}"; do
+	[ "$s" = -s ] || has server "penalty for $s: "
+done
+lacks server "penalty for $ADDR: "
 program_of server
 [ -n "$PROGRAM" ] || fail "the server ended during the flood"
 cmp -n $((4 << 20)) "$WORK/src" "$target" || fail "the target's first 4 MiB are not the copy's source"
