@@ -151,6 +151,13 @@ cases=$((cases + 1))
 timeout 10 "$mirror" -k "$work/fifo.key" "$work/src" 192.0.2.1:7700 >"$work/out" 2>"$work/err"
 [ $? = 2 ] && grep -qF "the key file $work/fifo.key is not a regular file" "$work/err" ||
 	fail "a FIFO as the key file: $(cat "$work/err")"
+# the server reads its key the same way, before anything else
+cases=$((cases + 1))
+timeout 10 "$mirror" -k "$work/fifo.key" --serve 192.0.2.1:7700 "$work/src" >"$work/out" 2>"$work/err"
+[ $? = 2 ] && grep -qF "the key file $work/fifo.key is not a regular file" "$work/err" ||
+	fail "a FIFO as the server's key file: $(cat "$work/err")"
+expect 2 err "the key in $work/short.key has 31 bytes; a key has 32 to 1024" -- \
+	--serve -k "$work/short.key" 192.0.2.1:7700 "$work/src"
 # --make-key: 64 hexadecimal digits and a newline, mode 600, never over a file
 cases=$((cases + 1))
 [ "$(stat -c %a "$work/key")" = 600 ] || fail "--make-key made mode $(stat -c %a "$work/key")"
