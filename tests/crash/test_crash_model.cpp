@@ -791,6 +791,12 @@ void summary(void **state)
 		for (auto &t : row)
 			cp += t.crash_points;
 	printf("# crash points checked: %lu\n", cp);
+	/*
+	 * A run that checked nothing proves nothing: RPMA_CRASH_SEQS=0, or an
+	 * RPMA_CRASH_ONLY that names no set-up, would otherwise pass.
+	 */
+	if (cp == 0)
+		fail_msg("no crash point was checked (RPMA_CRASH_SEQS, RPMA_CRASH_ONLY?)");
 	for (int log = 0; log < 2; log++)
 		for (int i = 0; i < 4; i++)
 			for (int j = 0; j < 4; j++) {
