@@ -199,6 +199,21 @@ count() {
 # value NAME SED-REGEX: the first match of the regex's group \1 in NAME's output
 value() { sed -n "/$2/{s//\\1/p;q;}" "$WORK/$1.out"; }
 
+# digest_ok NAME SERVER: rpma-mirror's client NAME ended with the digest
+# its server SERVER printed last, once SERVER has seen NAME go (it may
+# print its line after NAME has ended); for rpma-mirror's checks
+# (check/rpma-mirror.sh, tests/attack)
+digest_ok() {
+	local mine theirs i
+	mine=$(value "$1" '.*digest \([0-9a-f]\{64\}\) on both sides.*')
+	for i in $(seq 300); do
+		theirs=$(sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' "$WORK/$2.out" | tail -n 1)
+		[ -n "$mine" ] && [ "$mine" = "$theirs" ] && return 0
+		pause 0.1
+	done
+	fail "$1's digest ${mine:-(none)} is not $2's ${theirs:-(none)}"
+}
+
 # show_all_or_fail: every output; then, when something failed, the RDMA
 # devices' state and FAILED (exit 1). What conclude and conclude_skip share.
 show_all_or_fail() {

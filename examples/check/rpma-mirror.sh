@@ -32,18 +32,6 @@ to=$ADDR:$port
 mirror=("$tool/rpma-mirror" -k "$WORK/key")
 peer=("$tool/test-peer" -k "$WORK/key")
 
-# digest_ok NAME SERVER: NAME's digest is the one SERVER printed last, once
-# SERVER has seen NAME go (it may print its line after NAME has ended)
-digest_ok() {
-	local mine theirs i
-	mine=$(value "$1" '.*digest \([0-9a-f]\{64\}\) on both sides.*')
-	for i in $(seq 300); do
-		theirs=$(sed -n 's/.*: digest \([0-9a-f]\{64\}\)$/\1/p' "$WORK/$2.out" | tail -n 1)
-		[ -n "$mine" ] && [ "$mine" = "$theirs" ] && return 0
-		pause 0.1
-	done
-	fail "$1's digest ${mine:-(none)} is not $2's ${theirs:-(none)}"
-}
 # served N [SERVER]: until the server has seen N clients go (and printed the digest)
 served() {
 	local i
