@@ -270,7 +270,7 @@ enum taken {
 	TAKEN_WRITER,  /* *wr: a writer that proved the key, to be answered */
 };
 
-static enum taken examine(struct rpma_conn_req **reqp, const struct sockaddr_storage *addr,
+static enum taken examine(struct rpma_conn_req *req, const struct sockaddr_storage *addr,
 			  struct writer_request *wr);
 
 /*
@@ -302,8 +302,7 @@ static enum taken take_request(struct writer_request *wr)
 		psk_addr_str(&ss, wr->peer, sizeof(wr->peer));
 	else
 		snprintf(wr->peer, sizeof(wr->peer), "(a peer of unknown address)");
-	const bool counted =
-	    have_addr && psk_ip16(&ss, ip) && !(nexempt && psk_allowed(exempt, nexempt, &ss));
+	const bool counted = have_addr && psk_penalty_counts(exempt, nexempt, &ss, ip);
 
 	if (counted && psk_penalized(&penalties, ip, psk_now_ms(), &dropped)) {
 		/* nothing read, nothing logged: the penalty's first line said it */
@@ -314,40 +313,33 @@ static enum taken take_request(struct writer_request *wr)
 		printf("replica: penalty for %s over: %u requests were refused unread\n", wr->peer,
 		       dropped);
 
-	enum taken taken = examine(&req, have_addr ? &ss : NULL, wr);
+	enum taken taken = examine(req, have_addr ? &ss : NULL, wr);
 
 	if (counted && taken == TAKEN_WRITER) {
 		psk_penalty_forgive(&penalties, ip);
 	} else if (counted && taken == TAKEN_NOTHING) {
 		/* a refusal, or a HELLO: counted until a proof forgives it */
 		uint32_t ms = psk_penalty_count(&penalties, ip, psk_now_ms());
+		char why[128];
 
 		if (ms)
-			printf("replica: penalty for %s: %d answers but a connection within %d s: "
-			       "its requests are refused unread for %u s\n",
-			       wr->peer, PSK_PENALTY_REFUSALS, PSK_PENALTY_WINDOW_MS / 1000,
-			       ms / 1000);
+			printf("replica: penalty for %s: %s\n", wr->peer,
+			       psk_penalty_why(ms, why, sizeof(why)));
 	}
 	fflush(stdout);
 	return taken;
 }
 
 /*
- * A request from ss (NULL: its address cannot be read), a writer's HELLO
- * (answered here) or PROVE (checked here): TAKEN_WRITER with wr->req set
- * for a proven writer, TAKEN_NOTHING when it was refused or answered
+ * A request from addr (NULL: its address cannot be read), which this takes
+ * over: a writer's HELLO (answered here) or PROVE (checked here).
+ * TAKEN_WRITER with wr->req set for a proven writer, TAKEN_NOTHING when it
+ * was refused or answered.
  */
-static enum taken examine(struct rpma_conn_req **reqp, const struct sockaddr_storage *addr,
+static enum taken examine(struct rpma_conn_req *req, const struct sockaddr_storage *addr,
 			  struct writer_request *wr)
 {
-	struct rpma_conn_req *req = *reqp;
-	struct sockaddr_storage ss;
-	const bool have_addr = addr != NULL;
-
-	*reqp = NULL;
-	if (have_addr)
-		ss = *addr;
-	if (nallow > 0 && (!have_addr || !psk_allowed(allow, nallow, &ss))) {
+	if (nallow > 0 && (!addr || !psk_allowed(allow, nallow, addr))) {
 		refused(wr->peer, "its address is outside every --allow rule");
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;
@@ -365,7 +357,7 @@ static enum taken examine(struct rpma_conn_req **reqp, const struct sockaddr_sto
 	}
 	struct psk_ends ends;
 
-	if (!have_addr || !request_ends(req, &ss, &ends)) {
+	if (!addr || !request_ends(req, addr, &ends)) {
 		refused(wr->peer, "the connection has no IP address at one end to bind a proof to");
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;

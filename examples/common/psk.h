@@ -685,6 +685,28 @@ static inline uint32_t psk_penalty_count(struct psk_penalties *p, const uint8_t 
 	return len;
 }
 
+/*
+ * Whether a request from ss counts toward its source's penalty: it has an
+ * IP address (written to ip, as psk_ip16() gives it) that no rule of
+ * exempt (--penalty-exempt) covers
+ */
+static inline bool psk_penalty_counts(const struct psk_allow *exempt, int nexempt,
+				      const struct sockaddr_storage *ss, uint8_t ip[16])
+{
+	/* psk_allowed() lets everyone in when there are no rules: none exempts no one */
+	return psk_ip16(ss, ip) && !(nexempt > 0 && psk_allowed(exempt, nexempt, ss));
+}
+
+/* why a source is penalized for ms (psk_penalty_count()), for the servers' logs */
+static inline const char *psk_penalty_why(uint32_t ms, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "%d answers but a connection within %d s: its requests are refused unread "
+		 "for %u s",
+		 PSK_PENALTY_REFUSALS, PSK_PENALTY_WINDOW_MS / 1000, ms / 1000);
+	return buf;
+}
+
 /* ip proved the key: what its source was counted is forgiven */
 static inline void psk_penalty_forgive(struct psk_penalties *p, const uint8_t ip[16])
 {

@@ -135,21 +135,20 @@ static int wait_end(struct rpma_conn *conn, int timeout_ms, const char **how)
 	return -1;
 }
 
-/* the source of a request, as the penalties count it (psk_ip16()); NULL: not counted */
+/* the source of a request, as the penalties count it */
 struct source {
-	uint8_t ip[16];
-	bool counted; /* an IP address, not exempt (--penalty-exempt) */
+	uint8_t ip[16]; /* psk_ip16() */
+	bool counted;	/* psk_penalty_counts(): an IP address, not exempt */
 };
 
 /* one more answer to src other than a connection: a penalty, said when it starts */
 static void count_against(struct server *s, const struct source *src, const char *peer)
 {
 	uint32_t ms = src->counted ? psk_penalty_count(&s->penalties, src->ip, psk_now_ms()) : 0;
+	char why[128];
 
 	if (ms)
-		say("penalty for %s: %d answers but a connection within %d s: its requests are "
-		    "refused unread for %u s",
-		    peer, PSK_PENALTY_REFUSALS, PSK_PENALTY_WINDOW_MS / 1000, ms / 1000);
+		say("penalty for %s: %s", peer, psk_penalty_why(ms, why, sizeof(why)));
 }
 
 static void refuse(struct server *s, struct rpma_conn_req **req, const struct source *src,
@@ -292,8 +291,7 @@ static enum take take_request(struct server *s, struct rpma_conn_req **req)
 		snprintf(peer, sizeof(peer), "a peer of unknown address");
 	else
 		psk_addr_str(&ss, peer, sizeof(peer));
-	src.counted = psk_ip16(&ss, src.ip) &&
-		      !(s->o->nexempt && psk_allowed(s->o->exempt, s->o->nexempt, &ss));
+	src.counted = psk_penalty_counts(s->o->exempt, s->o->nexempt, &ss, src.ip);
 	if (src.counted && psk_penalized(&s->penalties, src.ip, psk_now_ms(), &dropped)) {
 		/* nothing read, nothing logged: the penalty's first line said it */
 		rpma_conn_req_delete(req);

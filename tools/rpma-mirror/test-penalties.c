@@ -3,13 +3,15 @@
  * test-penalties.c -- the per-source penalties of examples/common/psk.h, on
  *                     the host, with the clock given: when a source is
  *                     penalized and for how long, what a proof forgives,
- *                     that an IPv6 /64 is one source, and which source is
- *                     forgotten when too many come
+ *                     that an IPv6 /64 is one source, which source is
+ *                     forgotten when too many come, what counts toward a
+ *                     penalty, and the reason the servers log
  *
  * Prints "ok N - what" or "not ok N - what" for each check (TAP), and
  * exits 1 when one failed.
  */
 
+#include <arpa/inet.h>
 #include <stdio.h>
 
 #include "psk.h"
@@ -123,6 +125,32 @@ int main(void)
 	check(psk_source_of(&q, b, false, t + 1000) == NULL, "the first of those is forgotten");
 	v6(b, 1000 + PSK_PENALTY_SOURCES + 9, 1);
 	check(psk_source_of(&q, b, false, t + 1000) != NULL, "the last one is remembered");
+
+	/* what counts: an IP address no --penalty-exempt rule covers */
+	struct sockaddr_storage ss;
+	struct psk_allow rule;
+	uint8_t ip[16];
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = AF_INET;
+	inet_pton(AF_INET, "192.0.2.101", &((struct sockaddr_in *)&ss)->sin_addr);
+	v4(a, 101);
+	check(psk_penalty_counts(NULL, 0, &ss, ip) && memcmp(ip, a, 16) == 0,
+	      "with no exempt rule, an IPv4 source counts, as psk_ip16() gives it");
+	check(psk_allow_parse("192.0.2.0/24", &rule) == 0 && !psk_penalty_counts(&rule, 1, &ss, ip),
+	      "one an exempt rule covers does not");
+	check(psk_allow_parse("198.51.100.0/24", &rule) == 0 &&
+		  psk_penalty_counts(&rule, 1, &ss, ip),
+	      "one no exempt rule covers does");
+	ss.ss_family = AF_UNIX;
+	check(!psk_penalty_counts(NULL, 0, &ss, ip), "a source without an IP address does not");
+
+	char why[128];
+
+	check(strcmp(psk_penalty_why(20000, why, sizeof(why)),
+		     "10 answers but a connection within 10 s: its requests are refused unread "
+		     "for 20 s") == 0,
+	      "the servers log why, with the penalty's length");
 
 	printf("1..%d\n", checks);
 	return failed ? 1 : 0;
