@@ -886,6 +886,24 @@ int rpma_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr
 int rpma_conn_req_get_local_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 
 /*
+ * Extension: stores in *qp_num the number of req's own queue pair: on the
+ * active side from rpma_conn_req_new() on; on the passive side once the
+ * request has its queues (rpma_conn_req_recv(), rpma_conn_req_gpspm_offer()),
+ * RPMA_E_INVAL before. A client binds it into a proof sent with
+ * rpma_conn_req_connect(), which the server checks against
+ * rpma_conn_req_get_peer_qp_num().
+ */
+int rpma_conn_req_get_qp_num(const struct rpma_conn_req *req, uint32_t *qp_num);
+
+/*
+ * Extension: stores in *qp_num the number of the client's queue pair as its
+ * connection request carried it (passive side, InfiniBand and RoCE).
+ * RPMA_E_NOSUPP when the connection manager carries none (iWARP),
+ * RPMA_E_INVAL on the active side.
+ */
+int rpma_conn_req_get_peer_qp_num(const struct rpma_conn_req *req, uint32_t *qp_num);
+
+/*
  * Extension: answers the incoming request *req_ptr with a reject that
  * carries pdata (may be NULL; at most 148 bytes on InfiniBand and RoCE),
  * releases the request and sets *req_ptr to NULL. Its queue pair is never

@@ -181,6 +181,8 @@ int rpma::conn_req_from_cm_event(rpma_peer *peer, rdma_cm_event *event, const rp
 	if (len)
 		memcpy(req->private_data, event->param.conn.private_data, len);
 	req->private_data_len = len;
+	/* a REQ names the client's queue pair; an MPA request (iWARP) does not, and gives 0 */
+	req->peer_qp_num = event->param.conn.qp_num;
 	*req_ptr = req;
 	return 0;
 }
@@ -440,6 +442,40 @@ int rpma_conn_req_get_local_addr(const struct rpma_conn_req *req, struct sockadd
 	 * resolved the route.
 	 */
 	copy_addr(req->id->route.addr.src_storage, addr);
+	return 0;
+}
+
+int rpma_conn_req_get_qp_num(const struct rpma_conn_req *req, uint32_t *qp_num)
+{
+	RPMA_CHECK_ARG(req != nullptr);
+	RPMA_CHECK_ARG(qp_num != nullptr);
+	/* asking for the number makes no queues: a client's request gets them only by consent */
+	if (!req->queues_made) {
+		RPMA_LOG_ERROR(
+		    "invalid argument: the request has no queue pair yet (a client's "
+		    "request gets one at rpma_conn_req_recv or rpma_conn_req_gpspm_offer)");
+		return RPMA_E_INVAL;
+	}
+	*qp_num = req->id->qp->qp_num;
+	return 0;
+}
+
+int rpma_conn_req_get_peer_qp_num(const struct rpma_conn_req *req, uint32_t *qp_num)
+{
+	RPMA_CHECK_ARG(req != nullptr);
+	RPMA_CHECK_ARG(qp_num != nullptr);
+	if (!req->passive) {
+		RPMA_LOG_ERROR("invalid argument: an outgoing request learns the peer's queue pair "
+			       "only when connected");
+		return RPMA_E_INVAL;
+	}
+	/* queue pair 0 is never a connection's: 0 means the request named none */
+	if (req->peer_qp_num == 0) {
+		RPMA_LOG_INFO("the client's request carries no queue pair number (iWARP's "
+			      "connection manager does not give it)");
+		return RPMA_E_NOSUPP;
+	}
+	*qp_num = req->peer_qp_num;
 	return 0;
 }
 

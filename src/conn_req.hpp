@@ -29,6 +29,12 @@ struct rpma_conn_req {
 	bool queues_made;
 	rpma::conn_queues queues;
 
+	/*
+	 * The client's queue pair number as its request carried it (passive
+	 * side; 0 where the connection manager carries none: iWARP)
+	 */
+	uint32_t peer_qp_num;
+
 	/* the client's private data (passive side only) */
 	uint8_t private_data[rpma::CONN_PRIVATE_DATA_MAX];
 	uint8_t private_data_len;

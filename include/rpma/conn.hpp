@@ -674,6 +674,29 @@ public:
 	{
 		return detail::fetch(&rpma_conn_req_get_local_addr, ptr_);
 	}
+
+	/*
+	 * Extension: the number of the request's own queue pair, for a client
+	 * to bind into the proof it connects with; an incoming request has
+	 * one only once recv() or gpspm_offer() made its queues (errc::inval
+	 * before: asking makes none).
+	 */
+	result<std::uint32_t> get_qp_num() const noexcept
+	{
+		return detail::fetch(&rpma_conn_req_get_qp_num, ptr_);
+	}
+
+	/*
+	 * Extension: the client's queue pair number as its incoming request
+	 * announced it, the one the server's queue pair is joined to, for the
+	 * server to check a proof against before it consents; errc::nosupp
+	 * where the request carries none (iWARP), errc::inval on an outgoing
+	 * request.
+	 */
+	result<std::uint32_t> get_peer_qp_num() const noexcept
+	{
+		return detail::fetch(&rpma_conn_req_get_peer_qp_num, ptr_);
+	}
 };
 
 /* ---------------------------------------------------------------------- ep */

@@ -1007,6 +1007,48 @@ void conn_req_peer_addr()
 	CHECK(none.get_local_addr().error() == rpma::errc::inval);
 }
 
+/*
+ * get_qp_num(), get_peer_qp_num(): an outgoing request's own QP; the QP an
+ * incoming one announced, errc::nosupp when it announced none
+ */
+void conn_req_qp_num()
+{
+	auto peer = rpma::peer::create(fake_verbs_context());
+	CHECK(peer);
+
+	auto out = rpma::conn_req::create(*peer, ADDR, PORT);
+	CHECK(out);
+	rdma_cm_id *out_id = fake_verbs_last_id();
+	CHECK(out_id != nullptr && out_id->qp != nullptr);
+	auto mine = out->get_qp_num();
+	CHECK(mine && *mine == out_id->qp->qp_num);
+	CHECK(out->get_peer_qp_num().error() == rpma::errc::inval);
+
+	auto ep = rpma::ep::listen(*peer, ADDR, PORT);
+	CHECK(ep);
+	rdma_cm_id *listener = fake_verbs_last_id();
+	CHECK(listener != nullptr && listener->channel != nullptr);
+	for (std::uint32_t announced : { 0x4242u, 0u }) {
+		fake_verbs_push_cm_event(listener->channel, RDMA_CM_EVENT_CONNECT_REQUEST, nullptr,
+					 nullptr, 0);
+		fake_verbs_last_pushed_cm_event()->param.conn.qp_num = announced;
+		auto in = ep->next_conn_req();
+		CHECK(in);
+		auto theirs = in->get_peer_qp_num();
+		if (announced)
+			CHECK(theirs && *theirs == announced);
+		else
+			CHECK(theirs.error() == rpma::errc::nosupp);
+		/* no queue pair before consent, and asking makes none */
+		CHECK(in->get_qp_num().error() == rpma::errc::inval);
+		CHECK(fake_verbs_last_id()->qp == nullptr);
+	}
+
+	rpma::conn_req none;
+	CHECK(none.get_qp_num().error() == rpma::errc::inval);
+	CHECK(none.get_peer_qp_num().error() == rpma::errc::inval);
+}
+
 /* reject(): the reject carries the bytes, the request is consumed, nothing is accepted */
 void conn_req_reject()
 {
@@ -1074,6 +1116,7 @@ int main()
 		TEST_CASE(events_and_private_data),
 		TEST_CASE(is_up_follows_the_events),
 		TEST_CASE(conn_req_peer_addr),
+		TEST_CASE(conn_req_qp_num),
 		TEST_CASE(conn_req_reject),
 		TEST_CASE(conn_req_gpspm_offer),
 		TEST_CASE(descriptors_round_trip),

@@ -346,6 +346,15 @@ static_assert(std::is_same<decltype(std::declval<const rpma::conn_req &>().get_l
 			   rpma::result<sockaddr_storage>>::value &&
 		  (noexcept(std::declval<rpma::conn_req>().get_local_addr())),
 	      "get_local_addr");
+/* the queue pair numbers are plain numbers: even a temporary request gives them */
+static_assert(std::is_same<decltype(std::declval<const rpma::conn_req &>().get_qp_num()),
+			   rpma::result<std::uint32_t>>::value &&
+		  (noexcept(std::declval<rpma::conn_req>().get_qp_num())),
+	      "conn_req::get_qp_num");
+static_assert(std::is_same<decltype(std::declval<const rpma::conn_req &>().get_peer_qp_num()),
+			   rpma::result<std::uint32_t>>::value &&
+		  (noexcept(std::declval<rpma::conn_req>().get_peer_qp_num())),
+	      "conn_req::get_peer_qp_num");
 
 /* what a call only reads while it runs may well be a temporary */
 RPMA_CALL(write_dst,
@@ -463,7 +472,9 @@ int instantiate_everything(ibv_context *ctx)
 	auto from = in_req->get_peer_addr();
 	bad += !from || from->ss_family == AF_UNSPEC;
 	bad += !in_req->get_local_addr();
+	bad += !in_req->get_peer_qp_num();
 	bad += !in_req->recv(*mr, 0, 8);
+	bad += !in_req->get_qp_num();
 	auto accepted = in_req->connect(rpma::as_bytes(rpma::span<const char>(mem)));
 	bad += !accepted;
 
@@ -472,6 +483,7 @@ int instantiate_everything(ibv_context *ctx)
 	bad += !out_req || !out_req_cfg;
 	bad += out_req->get_peer_addr().value().ss_family != AF_INET;
 	bad += !out_req->get_local_addr();
+	bad += !out_req->get_qp_num();
 	auto conn = out_req->connect();
 	bad += !conn;
 	rpma::conn &cn = *conn;

@@ -2,7 +2,8 @@
 /*
  * test_conn_req.c -- rpma_conn_req_new, rpma_conn_req_delete,
  * rpma_conn_req_connect, rpma_conn_req_recv, rpma_conn_req_get_private_data,
- * rpma_conn_req_get_peer_addr, rpma_conn_req_get_local_addr, rpma_conn_req_reject
+ * rpma_conn_req_get_peer_addr, rpma_conn_req_get_local_addr,
+ * rpma_conn_req_get_qp_num, rpma_conn_req_get_peer_qp_num, rpma_conn_req_reject
  */
 
 #include <errno.h>
@@ -1331,6 +1332,305 @@ static void get_local_addr__unknown_family(void **state)
 	assert_int_equal(rpma_conn_req_delete(&req), 0);
 }
 
+/* rpma_conn_req_get_qp_num */
+
+/* what no call may write on failure */
+#define QP_NUM_POISON 0x5eed5eedu
+
+static void get_qp_num__null_req(void **state)
+{
+	(void)state;
+	uint32_t qp_num = QP_NUM_POISON;
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_qp_num(NULL, &qp_num));
+	assert_int_equal(qp_num, QP_NUM_POISON);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "req"));
+}
+
+static void get_qp_num__null_qp_num(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_qp_num(req, NULL));
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "qp_num"));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
+/*
+ * The active side: the QP rpma_conn_req_new made, read in place (no
+ * allocation, no call into rdma-core); the connection keeps it.
+ */
+static void get_qp_num__active(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_active(NULL, &id);
+	uint32_t qp_num = QP_NUM_POISON;
+	struct fx_calls calls;
+	fx_calls_snap(&calls);
+	ut_alloc_count();
+	assert_int_equal(rpma_conn_req_get_qp_num(req, &qp_num), 0);
+	assert_int_equal(ut_alloc_disarm(), 0);
+	fx_assert_no_calls(&calls);
+	assert_int_equal(qp_num, id->qp->qp_num);
+
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	uint32_t conn_qp_num = 0;
+	assert_int_equal(rpma_conn_get_qp_num(conn, &conn_qp_num), 0);
+	assert_int_equal(conn_qp_num, qp_num);
+	fx_conn_delete(&conn);
+}
+
+/*
+ * The passive side before the application consents: no queue pair, and
+ * asking for its number makes none; the request still accepts the client.
+ */
+static void get_qp_num__passive_before_consent(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	uint32_t qp_num = QP_NUM_POISON;
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_qp_num(req, &qp_num));
+	assert_int_equal(qp_num, QP_NUM_POISON);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "queue pair"));
+	assert_null(id->qp);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_CQ), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_QP_EX), 0);
+
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_QP_EX), 1);
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
+/* a receive posted before accepting is consent: the request's QP from then on */
+static void get_qp_num__passive_after_recv(void **state)
+{
+	(void)state;
+	struct rpma_mr_local *mr = fx_mr(buf, sizeof(buf), RPMA_MR_USAGE_RECV);
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, &id);
+	assert_int_equal(rpma_conn_req_recv(req, mr, 0, sizeof(buf), NULL), 0);
+	assert_non_null(id->qp);
+	uint32_t qp_num = QP_NUM_POISON;
+	struct fx_calls calls;
+	fx_calls_snap(&calls);
+	assert_int_equal(rpma_conn_req_get_qp_num(req, &qp_num), 0);
+	fx_assert_no_calls(&calls);
+	assert_int_equal(qp_num, id->qp->qp_num);
+	assert_ptr_equal(fake_verbs_recv(0)->qp, id->qp);
+	/* the number the client's request named is another */
+	uint32_t peer = 0;
+	assert_int_equal(rpma_conn_req_get_peer_qp_num(req, &peer), 0);
+	assert_int_not_equal(peer, qp_num);
+
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	uint32_t conn_qp_num = 0;
+	assert_int_equal(rpma_conn_get_qp_num(conn, &conn_qp_num), 0);
+	assert_int_equal(conn_qp_num, qp_num);
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+	fx_mr_dereg(&mr);
+}
+
+static void persist_nothing(const void *ptr, size_t len)
+{
+	(void)ptr;
+	(void)len;
+}
+
+/* offering a region for GPSPM is consent too */
+static void get_qp_num__passive_after_gpspm_offer(void **state)
+{
+	(void)state;
+	static char area[256] __attribute__((aligned(64)));
+	struct rpma_mr_local *mr = fx_mr(area, sizeof(area), RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	assert_int_equal(rpma_mr_set_persist_fn(mr, persist_nothing), 0);
+	struct rpma_conn_cfg *cfg = fx_cfg(16, 0, false);
+	assert_int_equal(rpma_conn_cfg_set_gpspm(cfg, RPMA_GPSPM_POLLED), 0);
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, cfg, NULL, 0, &id);
+	uint32_t qp_num = QP_NUM_POISON;
+	FX_INVAL(rpma_conn_req_get_qp_num(req, &qp_num));
+	assert_int_equal(rpma_conn_req_gpspm_offer(req, mr), 0);
+	assert_non_null(id->qp);
+	assert_int_equal(rpma_conn_req_get_qp_num(req, &qp_num), 0);
+	assert_int_equal(qp_num, id->qp->qp_num);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_cfg_delete(&cfg);
+	fx_shutdown(&ep);
+	fx_mr_dereg(&mr);
+}
+
+/* rpma_conn_req_get_peer_qp_num */
+
+/* a client's request whose connect-request event carried qp_num */
+static struct rpma_conn_req *req_naming_qp(struct rpma_ep *ep, struct rdma_event_channel *evch,
+					   uint32_t qp_num, struct rdma_cm_id **id)
+{
+	fake_verbs_push_cm_event(evch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, NULL, 0);
+	struct rdma_cm_event *event = fake_verbs_last_pushed_cm_event();
+	assert_non_null(event);
+	event->param.conn.qp_num = qp_num;
+	struct rpma_conn_req *req = NULL;
+	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), 0);
+	assert_non_null(req);
+	if (id != NULL)
+		*id = fake_verbs_last_id();
+	return req;
+}
+
+static void get_peer_qp_num__null_req(void **state)
+{
+	(void)state;
+	uint32_t qp_num = QP_NUM_POISON;
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_peer_qp_num(NULL, &qp_num));
+	assert_int_equal(qp_num, QP_NUM_POISON);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "req"));
+}
+
+static void get_peer_qp_num__null_qp_num(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_peer_qp_num(req, NULL));
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "qp_num"));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+/*
+ * The passive side: the number the client's request carried, kept after
+ * its event was acknowledged, read with no allocation, no call into
+ * rdma-core and no queue pair made; each request its own.
+ */
+static void get_peer_qp_num__passive(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn_req *req = req_naming_qp(ep, evch, 0xabcdef, &id);
+	struct rpma_conn_req *other = req_naming_qp(ep, evch, 0x000001, NULL);
+	assert_int_equal(fake_verbs_calls(FAKE_ACK_CM_EVENT), 2);
+
+	uint32_t qp_num = QP_NUM_POISON;
+	struct fx_calls calls;
+	fx_calls_snap(&calls);
+	ut_alloc_count();
+	assert_int_equal(rpma_conn_req_get_peer_qp_num(req, &qp_num), 0);
+	assert_int_equal(ut_alloc_disarm(), 0);
+	fx_assert_no_calls(&calls);
+	assert_int_equal(qp_num, 0xabcdef);
+	assert_null(id->qp);
+	assert_int_equal(fake_verbs_calls(FAKE_CREATE_QP_EX), 0);
+	assert_int_equal(rpma_conn_req_get_peer_qp_num(other, &qp_num), 0);
+	assert_int_equal(qp_num, 0x000001);
+
+	/* the request still accepts the client */
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	fx_conn_delete(&conn);
+	assert_int_equal(rpma_conn_req_delete(&other), 0);
+	fx_shutdown(&ep);
+}
+
+/* the number the fake's REQ names by default: what the event carried, whatever it is */
+static void get_peer_qp_num__as_carried(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	fake_verbs_push_cm_event(evch, RDMA_CM_EVENT_CONNECT_REQUEST, NULL, NULL, 0);
+	uint32_t carried = fake_verbs_last_pushed_cm_event()->param.conn.qp_num;
+	assert_int_not_equal(carried, 0);
+	struct rpma_conn_req *req = NULL;
+	assert_int_equal(rpma_ep_next_conn_req(ep, NULL, &req), 0);
+	uint32_t qp_num = QP_NUM_POISON;
+	assert_int_equal(rpma_conn_req_get_peer_qp_num(req, &qp_num), 0);
+	assert_int_equal(qp_num, carried);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+/* a request that carried 0 names no queue pair: RPMA_E_NOSUPP, logged as info only */
+static void get_peer_qp_num__none(void **state)
+{
+	(void)state;
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_req *req = req_naming_qp(ep, evch, 0, NULL);
+	enum rpma_log_level was;
+	assert_int_equal(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &was), 0);
+	assert_int_equal(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO), 0);
+	uint32_t qp_num = QP_NUM_POISON;
+	fx_log_reset();
+	FX_REFUSED(RPMA_E_NOSUPP, rpma_conn_req_get_peer_qp_num(req, &qp_num));
+	assert_int_equal(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, was), 0);
+	assert_int_equal(qp_num, QP_NUM_POISON);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 0);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_INFO), 1);
+	assert_non_null(strstr(fx_log_last(), "queue pair"));
+
+	/* the request is untouched: it still accepts the client */
+	struct rpma_conn *conn = NULL;
+	assert_int_equal(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	fx_conn_delete(&conn);
+	fx_shutdown(&ep);
+}
+
+/* iWARP's connection manager carries no number: RPMA_E_NOSUPP */
+static void get_peer_qp_num__iwarp(void **state)
+{
+	(void)state;
+	assert_int_equal(rpma_peer_delete(&fx_peer), 0);
+	fake_verbs_set_iwarp(true);
+	assert_int_equal(rpma_peer_new(fake_verbs_context(), &fx_peer), 0);
+	struct rdma_event_channel *evch = NULL;
+	struct rpma_ep *ep = fx_listen(&evch);
+	struct rpma_conn_req *req = fx_req_passive(ep, evch, NULL, NULL, 0, NULL);
+	uint32_t qp_num = QP_NUM_POISON;
+	FX_REFUSED(RPMA_E_NOSUPP, rpma_conn_req_get_peer_qp_num(req, &qp_num));
+	assert_int_equal(qp_num, QP_NUM_POISON);
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+	fx_shutdown(&ep);
+}
+
+/* an outgoing request learns its peer's queue pair only once connected */
+static void get_peer_qp_num__active(void **state)
+{
+	(void)state;
+	struct rpma_conn_req *req = fx_req_active(NULL, NULL);
+	uint32_t qp_num = QP_NUM_POISON;
+	fx_log_reset();
+	FX_INVAL(rpma_conn_req_get_peer_qp_num(req, &qp_num));
+	assert_int_equal(qp_num, QP_NUM_POISON);
+	assert_int_equal(fx_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+	assert_non_null(strstr(fx_log_last(), "connected"));
+	assert_int_equal(rpma_conn_req_delete(&req), 0);
+}
+
 /* rpma_conn_req_reject */
 
 static void reject__null_req_ptr(void **state)
@@ -1552,6 +1852,19 @@ int main(void)
 		T(get_local_addr__passive),
 		T(get_local_addr__active_ipv6),
 		T(get_local_addr__unknown_family),
+		T(get_qp_num__null_req),
+		T(get_qp_num__null_qp_num),
+		T(get_qp_num__active),
+		T(get_qp_num__passive_before_consent),
+		T(get_qp_num__passive_after_recv),
+		T(get_qp_num__passive_after_gpspm_offer),
+		T(get_peer_qp_num__null_req),
+		T(get_peer_qp_num__null_qp_num),
+		T(get_peer_qp_num__passive),
+		T(get_peer_qp_num__as_carried),
+		T(get_peer_qp_num__none),
+		T(get_peer_qp_num__iwarp),
+		T(get_peer_qp_num__active),
 		T(reject__null_req_ptr),
 		T(reject__null_req),
 		T(reject__active_is_kept),

@@ -198,6 +198,11 @@ void fake_verbs_push_cm_event(struct rdma_event_channel *channel, enum rdma_cm_e
 	}
 	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		ev->ev.listen_id = listener ? &listener->id : nullptr;
+		/*
+		 * A REQ names the client's queue pair; librdmacm gives 0 for an
+		 * MPA request (iWARP), which names none.
+		 */
+		ev->ev.param.conn.qp_num = s.iwarp ? 0 : s.next_peer_qp_num++;
 		if (!id) {
 			fake_id *nid = new_id(ch, listener ? listener->id.context : nullptr);
 			nid->pending = true;

@@ -251,6 +251,7 @@ void reset_locked()
 	s.id_calls.clear();
 	s.next_key = 1;
 	s.next_qp_num = 0x000100;
+	s.next_peer_qp_num = FAKE_FIRST_PEER_QP_NUM;
 	s.next_handle = 1;
 	setup_device();
 }

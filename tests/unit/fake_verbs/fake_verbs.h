@@ -215,6 +215,13 @@ struct rdma_cm_id *fake_verbs_last_id(void);
  *   fake_verbs_push_cm_event creates for a CONNECT_REQUEST starts being
  *   counted when get_cm_event hands its event out, so a baseline taken before
  *   or after pushing the event is the same once the library cleaned up.
+ * - A CONNECT_REQUEST event carries in param.conn.qp_num the client's queue
+ *   pair number, as a REQ of InfiniBand or RoCE does: FAKE_FIRST_PEER_QP_NUM
+ *   for the first after a reset, one more for each next one, never the
+ *   number of a QP the fake made. On a device made iWARP
+ *   (fake_verbs_set_iwarp) it carries 0, as librdmacm gives for an MPA
+ *   request. fake_verbs_last_pushed_cm_event() lets a test change it before
+ *   the library takes the event.
  * - A call made to fail by fake_verbs_fail has no effect at all, as if the
  *   kernel refused it: dereg_mr / destroy_* keep the object live (a library
  *   that forgets it leaks, and the count shows it), ack_cm_event leaves the
@@ -316,6 +323,13 @@ void fake_verbs_before_next_post_send(void (*fn)(void *arg), void *arg);
 #define FAKE_FLUSH_PERSISTENT 2
 
 /*
+ * The client's queue pair number the first CONNECT_REQUEST after a reset
+ * carries (param.conn.qp_num; 24 bits, as QP numbers are, and far above
+ * the fake's own, which start at 0x000100)
+ */
+#define FAKE_FIRST_PEER_QP_NUM 0xc00100u
+
+/*
  * The memory the fake's kernel knows to be persistent: reg_mr with
  * FAKE_ACCESS_FLUSH_PERSISTENT of anything else fails with EINVAL, as
  * rxe does (none after a reset). The flush access flags on a device
@@ -375,7 +389,9 @@ int fake_verbs_last_getaddrinfo_flags(void);	       /* -1 when hints was NULL */
 
 /*
  * The event the last fake_verbs_push_cm_event queued, still owned by the
- * fake: a test may change e.g. its status before the library takes it.
+ * fake: a test may change e.g. its status, or the client's queue pair
+ * number a CONNECT_REQUEST carries (param.conn.qp_num), before the library
+ * takes it.
  */
 struct rdma_cm_event *fake_verbs_last_pushed_cm_event(void);
 

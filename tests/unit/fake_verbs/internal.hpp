@@ -193,6 +193,8 @@ struct state {
 
 	uint32_t next_key = 1;
 	uint32_t next_qp_num = 0x000100;
+	/* the client's QP a CONNECT_REQUEST names: never one of the fake's own */
+	uint32_t next_peer_qp_num = FAKE_FIRST_PEER_QP_NUM;
 	uint32_t next_handle = 1;
 };
 

@@ -275,6 +275,59 @@ void connect_request_new_id(void **)
 	v::destroy_event_channel(ch);
 }
 
+/*
+ * A CONNECT_REQUEST names the client's queue pair, one of its own per
+ * request and none of the fake's; an iWARP one names none (0); a test may
+ * change the number before the event is taken.
+ */
+void connect_request_qp_num(void **)
+{
+	qp_set mine = make_qp(8);
+	rdma_event_channel *ch = v::create_event_channel();
+	uint32_t got[4];
+	for (int i = 0; i < 4; i++) {
+		if (i == 2)
+			fake_verbs_set_iwarp(true);
+		fake_verbs_push_cm_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, nullptr, nullptr, 0);
+		if (i == 3)
+			fake_verbs_last_pushed_cm_event()->param.conn.qp_num = 0x123456;
+		rdma_cm_event *ev = nullptr;
+		assert_int_equal(v::get_cm_event(ch, &ev), 0);
+		got[i] = ev->param.conn.qp_num;
+		rdma_cm_id *incoming = ev->id;
+		assert_int_equal(v::ack_cm_event(ev), 0);
+		assert_int_equal(v::destroy_id(incoming), 0);
+	}
+	assert_int_equal(got[0], FAKE_FIRST_PEER_QP_NUM);
+	assert_int_equal(got[1], FAKE_FIRST_PEER_QP_NUM + 1);
+	assert_int_not_equal(got[0], mine.id->qp->qp_num);
+	assert_int_equal(got[2], 0);
+	assert_int_equal(got[3], 0x123456);
+
+	/* the other events carry none */
+	fake_verbs_set_iwarp(false);
+	fake_verbs_push_cm_event(ch, RDMA_CM_EVENT_ESTABLISHED, nullptr, nullptr, 0);
+	rdma_cm_event *ev = nullptr;
+	assert_int_equal(v::get_cm_event(ch, &ev), 0);
+	assert_int_equal(ev->param.conn.qp_num, 0);
+	assert_int_equal(v::ack_cm_event(ev), 0);
+	v::destroy_event_channel(ch);
+	free_qp(mine);
+	assert_int_equal(fake_verbs_live_objects(), 0);
+
+	/* a reset starts over */
+	fake_verbs_reset();
+	ch = v::create_event_channel();
+	fake_verbs_push_cm_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, nullptr, nullptr, 0);
+	assert_int_equal(fake_verbs_last_pushed_cm_event()->param.conn.qp_num,
+			 FAKE_FIRST_PEER_QP_NUM);
+	assert_int_equal(v::get_cm_event(ch, &ev), 0);
+	rdma_cm_id *incoming = ev->id;
+	assert_int_equal(v::ack_cm_event(ev), 0);
+	assert_int_equal(v::destroy_id(incoming), 0);
+	v::destroy_event_channel(ch);
+}
+
 void cq_events_and_completions(void **)
 {
 	ibv_comp_channel *cc = v::create_comp_channel(fake_verbs_context());
@@ -626,6 +679,7 @@ int main()
 		cmocka_unit_test_setup_teardown(empty_channels, setup, teardown),
 		cmocka_unit_test_setup_teardown(cm_events_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(connect_request_new_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(connect_request_qp_num, setup, teardown),
 		cmocka_unit_test_setup_teardown(cq_events_and_completions, setup, teardown),
 		cmocka_unit_test_setup_teardown(post_send_deep_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(post_send_before_next, setup, teardown),
