@@ -54,12 +54,13 @@
 #define WRITER_MAGIC  0x57474f4cu /* "LOGW" */
 #define REPLICA_MAGIC 0x52474f4cu /* "LOGR" */
 /*
+ * 6: the PROVE bound to the writer's queue pair too;
  * 5: challenges kept by no one (psk.h), the PROVE bound to both ends;
  * 4: the HELLO answered in a reject (no connection before the proof);
  * 3: the pre-shared key handshake; 2: versioned descriptors
  */
-#define PROTOCOL_VERSION 5
-#define PSK_LABEL	 "rpma-replicated-log/5"
+#define PROTOCOL_VERSION 6
+#define PSK_LABEL	 "rpma-replicated-log/6"
 
 #define STEP_HELLO 1
 #define STEP_PROVE 2

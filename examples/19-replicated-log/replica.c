@@ -253,15 +253,20 @@ static enum outcome hello(struct rpma_conn_req **req, const struct writer_pdata 
 
 /*
  * The two ends of a request as this replica sees them: the writer's
- * address, and its own the request came in at. False when either has no
- * IP address, which no handshake can be bound to.
+ * address, its own the request came in at, and the writer's queue pair the
+ * request names (none on iWARP: 0). False when either end has no IP
+ * address, which no handshake can be bound to.
  */
 static bool request_ends(const struct rpma_conn_req *req, const struct sockaddr_storage *writer,
 			 struct psk_ends *ends)
 {
 	struct sockaddr_storage mine;
+	uint32_t qp = 0;
+	int ret = rpma_conn_req_get_peer_qp_num(req, &qp);
 
-	return !rpma_conn_req_get_local_addr(req, &mine) && psk_ends_make(ends, writer, &mine);
+	if (ret && ret != RPMA_E_NOSUPP)
+		return false;
+	return !rpma_conn_req_get_local_addr(req, &mine) && psk_ends_make(ends, writer, &mine, qp);
 }
 
 enum taken {
@@ -376,7 +381,7 @@ static enum taken examine(struct rpma_conn_req *req, const struct sockaddr_stora
 	}
 	if (!log_prove_valid(&key, &wp, &ends)) {
 		refused(wr->peer, "its proof does not match this replica's key and the "
-				  "connection's addresses");
+				  "connection's addresses and queue pair");
 		rpma_conn_req_delete(&req);
 		return TAKEN_NOTHING;
 	}

@@ -99,6 +99,7 @@ struct writer {
 	struct log_memory mem;
 	struct log_header *hdr;
 	struct rpma_peer *peer;
+	bool cm_names_qp; /* a request names our queue pair (not on iWARP): the proof binds it */
 	struct rpma_mr_local *mr; /* the whole local log, the source of every write */
 	struct replica replicas[MAX_REPLICAS];
 	int nreplicas;
@@ -484,18 +485,25 @@ static void hang_up(const struct writer *w, struct rpma_conn **conn)
 
 /*
  * The PROVE's MAC, over its challenge, the two ends of the request as this
- * writer sees them (its own address, the replica's) and what it asks: a
- * relay that sends it on from an address of its own presents a MAC the
- * replica does not take. 0, or -1 (said).
+ * writer sees them (its own address, the replica's), the request's queue
+ * pair (where the connection manager names it: not on iWARP) and what it
+ * asks: a relay that sends it on from an address or a queue pair of its
+ * own presents a MAC the replica does not take. 0, or -1 (said).
  */
 static int sign_prove(struct writer *w, struct replica *r, const struct rpma_conn_req *req,
 		      struct writer_pdata *request)
 {
 	struct sockaddr_storage mine, theirs;
 	struct psk_ends ends;
+	uint32_t qp = 0;
 
+	if (w->cm_names_qp && rpma_conn_req_get_qp_num(req, &qp)) {
+		printf("writer: the request to replica %d (%s) has no queue pair number\n",
+		       r->number, r->name);
+		return -1;
+	}
 	if (rpma_conn_req_get_local_addr(req, &mine) || rpma_conn_req_get_peer_addr(req, &theirs) ||
-	    !psk_ends_make(&ends, &mine, &theirs)) {
+	    !psk_ends_make(&ends, &mine, &theirs, qp)) {
 		printf("writer: the connection to replica %d (%s) has no IP address at one end: "
 		       "the proof cannot be bound to it\n",
 		       r->number, r->name);
@@ -979,6 +987,7 @@ int main(int argc, char *argv[])
 		report("writer", "rpma_utils_get_ibv_context", ret);
 		goto out_mem;
 	}
+	w.cm_names_qp = ibv_ctx->device->transport_type != IBV_TRANSPORT_IWARP;
 	ret = rpma_peer_new(ibv_ctx, &w.peer);
 	if (ret) {
 		report("writer", "rpma_peer_new", ret);

@@ -159,12 +159,14 @@ if [ "$MODE" = dram ]; then
 	count rep3 "a writer connected from $ADDR" 2
 
 	# the handshake by hand, with the key (python3 computes the MACs): a
-	# PROVE with a good challenge and a wrong MAC is refused, and so is one
-	# whose MAC holds the key but binds other addresses (a relay's); with
-	# the right MAC it gets the descriptors, once: the same PROVE again is
-	# refused
+	# PROVE with a good challenge and a wrong MAC is refused, and so are
+	# one whose MAC holds the key but binds other addresses (a relay's
+	# from an address of its own) and one that binds another queue pair
+	# (a relay's from the writer's address on a queue pair of its own);
+	# with the right MAC it gets the descriptors, once: the same PROVE
+	# again is refused
 	magic=4c4f4757 # WRITER_MAGIC, little-endian
-	label=rpma-replicated-log/5
+	label=rpma-replicated-log/6
 	# ip16 ADDR: the address as the MAC binds it, 16 bytes in hex (an IPv4
 	# one as ::ffff:a.b.c.d)
 	ip16() {
@@ -192,38 +194,72 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 	# subshell: it would run lib.sh's EXIT trap)
 	hello() {
 		run "$1" "$BIN/raw-peer" "$ADDR" $p3 \
-			"${magic}05010000$2$(mac "$label/hello" "$2")" 0
-		challenge=$(value "$1" '.*the answer: 4c4f47520501\(.*\)' | cut -c5-36)
+			"${magic}06010000$2$(mac "$label/hello" "$2")" 0
+		challenge=$(value "$1" '.*the answer: 4c4f47520601\(.*\)' | cut -c5-36)
 		[ ${#challenge} = 32 ] || fail "the replica gave no challenge to $1"
+	}
+	# signed NAME CHALLENGE ENDS [QP_DELTA]: a PROVE of CHALLENGE that
+	# raw-peer sends once it named its queue pair, its MAC over ENDS and
+	# that number (plus QP_DELTA: another queue pair's); what it sent in
+	# $signed_pdata
+	signed() {
+		local name=$1 qp= w pid n=300
+		echo "\$ raw-peer $ADDR $p3 - 0   [$name]"
+		mkfifo "$WORK/$name.in"
+		timeout -k 5 "$LIMIT" "$BIN/raw-peer" "$ADDR" $p3 - 0 <"$WORK/$name.in" \
+			>"$WORK/$name.out" 2>&1 &
+		pid=$!
+		exec {w}>"$WORK/$name.in"
+		while [ -z "$qp" ] && [ $n -gt 0 ] && kill -0 $pid 2>/dev/null; do
+			qp=$(value "$name" '^raw-peer: queue pair \([0-9]*\)$')
+			[ -n "$qp" ] || pause 0.1
+			n=$((n - 1))
+		done
+		if [ -n "$qp" ]; then
+			qp=$(printf '%08x' $((qp + ${4:-0})))
+			qp=${qp:6:2}${qp:4:2}${qp:2:2}${qp:0:2} # little-endian
+			signed_pdata="${magic}06020000$2$(mac "$label/client" "$2" "$3" "$qp" \
+				"${magic}06020000")"
+			echo "$signed_pdata" >&"$w"
+		fi
+		exec {w}>&-
+		wait $pid
+		STATUS[$name]=$?
+		[ -n "$qp" ] || fail "raw-peer named no queue pair for $name"
 	}
 	n1=$(head -c 16 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
 	hello hello1 "$n1"
 	c1=$challenge
 	run badmac "$BIN/raw-peer" "$ADDR" $p3 \
-		"${magic}05020000${c1}$(mac "$label/client" "$c1" "$ends" "${magic}0502")" 0
+		"${magic}06020000${c1}$(mac "$label/client" "$c1" "$ends" "${magic}0602")" 0
 	status_is badmac 1
 	wait_for rep3 "refused $ADDR: its proof does not match this replica's key and the"
-	run relay "$BIN/raw-peer" "$ADDR" $p3 \
-		"${magic}05020000${c1}$(mac "$label/client" "$c1" "$elsewhere" "${magic}05020000")" 0
+	# mismatches N: until the replica logged N refusals of a proof, 5 s at most
+	mismatches() {
+		local n=50
+		while lines_with rep3 "refused $ADDR: its proof does not match" &&
+			[ "$LINES_WITH" -lt "$1" ] && [ $n -gt 0 ]; do
+			pause 0.1
+			n=$((n - 1))
+		done
+		[ "$LINES_WITH" = "$1" ] || fail "the replica did not log its refusal of the $2 PROVE"
+	}
+	signed relay "$c1" "$elsewhere"
 	status_is relay 1
-	n=50
-	while lines_with rep3 "refused $ADDR: its proof does not match" &&
-		[ "$LINES_WITH" -lt 2 ] && [ $n -gt 0 ]; do
-		pause 0.1
-		n=$((n - 1))
-	done
-	[ "$LINES_WITH" = 2 ] || fail "the replica did not log its refusal of the relayed PROVE"
+	mismatches 2 relayed
+	signed relay_qp "$c1" "$ends" 1
+	status_is relay_qp 1
+	mismatches 3 "queue pair's"
 	n2=$(head -c 16 /dev/urandom | od -An -v -tx1 | tr -d ' \n')
 	hello hello2 "$n2"
 	c2=$challenge
-	prove="${magic}05020000${c2}$(mac "$label/client" "$c2" "$ends" "${magic}05020000")"
-	run prove "$BIN/raw-peer" "$ADDR" $p3 "$prove" 0
+	signed prove "$c2" "$ends"
 	ok prove
-	has prove "the answer: 4c4f47520502" # REPLICA_MAGIC, version 5, PROVE
-	run replay "$BIN/raw-peer" "$ADDR" $p3 "$prove" 0
+	has prove "the answer: 4c4f47520602" # REPLICA_MAGIC, version 6, PROVE
+	run replay "$BIN/raw-peer" "$ADDR" $p3 "$signed_pdata" 0
 	status_is replay 1
 	wait_for rep3 "refused $ADDR: its PROVE holds a challenge answered before"
-	extra_refused=3 extra_connected=1
+	extra_refused=4 extra_connected=1
 
 	# bad KIND CMD...: one bad peer, run to its end; its output in
 	# $bad_out, its status in $bad_status
@@ -271,18 +307,18 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 				"Hello, replica! I am not a writer, but let me in."
 			expect notwriter 1 "cannot connect" ;;
 		forged) # a PROVE with a challenge the replica never gave
-			raw forged "${magic}05020000${random[i - 1]}" 0 "turned down" ;;
+			raw forged "${magic}06020000${random[i - 1]}" 0 "turned down" ;;
 		hello) # a HELLO made without the key: answered in a reject, and logged
-			raw hello "${magic}05010000${random[i - 1]}" 0 "the answer: 4c4f47520501" ;;
+			raw hello "${magic}06010000${random[i - 1]}" 0 "the answer: 4c4f47520601" ;;
 		version2) # a writer of protocol version 2
 			raw version2 "${magic}02000000${random[i - 1]}" 0 "turned down" ;;
 		nostep) # a step that does not exist
-			raw nostep "${magic}05090000${random[i - 1]}" 0 "turned down" ;;
+			raw nostep "${magic}06090000${random[i - 1]}" 0 "turned down" ;;
 		otherkey) # a writer with another key
 			bad otherkey "$ex/writer" --key "$other" --ack visible --records 1 "$ADDR:$p3"
 			expect otherkey 1 "holds another key" ;;
 		silent | killed) # a HELLO that would stay: it gets no connection to hold
-			raw "$kind" "${magic}05010000${random[i - 1]}" 30 "the answer: 4c4f47520501" ;;
+			raw "$kind" "${magic}06010000${random[i - 1]}" 30 "the answer: 4c4f47520601" ;;
 		esac
 	done
 	# the raw peers: "peer N: " before each line of the Nth, its last line
@@ -320,7 +356,7 @@ print(hmac.new(key, msg, hashlib.sha256).hexdigest()[:32])' "$key" "$@"
 	count rep3 "refused $ADDR: it is not a log writer (its request does not start" 20
 	count rep3 "refused $ADDR: its PROVE holds a challenge not given here" 20
 	count rep3 "refused $ADDR: its PROVE holds a challenge answered before" 1
-	count rep3 "refused $ADDR: its proof does not match this replica's key" 2
+	count rep3 "refused $ADDR: its proof does not match this replica's key" 3
 	count rep3 "refused $ADDR: it holds another key" 40
 	count rep3 "refused $ADDR: it is a log writer of protocol version 2" 10
 	count rep3 "refused $ADDR: its request is neither a HELLO nor a PROVE" 10

@@ -13,6 +13,12 @@
  * is what a server must survive from a peer that is broken or hostile:
  * requests that are not what it expects, and connections left open.
  *
+ * A <hex> of "-" is read from the standard input, once the request is made:
+ * raw-peer first prints "raw-peer: queue pair N", the number of the
+ * request's queue pair as the connection manager names it to the server (0
+ * over iWARP, whose connection manager does not), so that a check can bind
+ * a PROVE it computes to it, then reads one line of hex digits.
+ *
  * With more than one pair of <hex> and <seconds>, one peer after another,
  * each with its own connection, from one process (in the test VM a process
  * costs more than the connection): each line a peer prints starts with
@@ -32,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <infiniband/verbs.h>
 #include <librpma.h>
 
 #define REQUEST_MAX 56
@@ -71,9 +78,42 @@ static const char *why(int ret)
 /* "peer N: " before each line of a peer of several; nothing for one alone */
 static char prefix[32];
 
+/* whether the connection manager names the request's queue pair (not on iWARP) */
+static bool cm_names_qp;
+
 /*
- * One peer: a connection request with request[len] as its private data,
- * then silence for seconds once accepted; its exit status.
+ * The private data of "-": the queue pair number of req printed, one line
+ * of hex read from the standard input; its length, or -1 (said)
+ */
+static int request_from_stdin(struct rpma_conn_req *req, unsigned char *request, size_t size)
+{
+	char line[2 * REQUEST_MAX + 2];
+	uint32_t qp = 0;
+	int ret = cm_names_qp ? rpma_conn_req_get_qp_num(req, &qp) : 0;
+
+	if (ret) {
+		printf("%sraw-peer: turned down: no queue pair number: %s\n", prefix, why(ret));
+		return -1;
+	}
+	printf("%sraw-peer: queue pair %u\n", prefix, qp);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin)) {
+		printf("%sraw-peer: turned down: nothing to send on the standard input\n", prefix);
+		return -1;
+	}
+	line[strcspn(line, "\r\n")] = '\0';
+	const int len = from_hex(line, request, size);
+
+	if (len < 0)
+		printf("%sraw-peer: turned down: the standard input held no private data in hex\n",
+		       prefix);
+	return len;
+}
+
+/*
+ * One peer: a connection request with request[len] as its private data
+ * (len -1: read it, request_from_stdin()), then silence for seconds once
+ * accepted; its exit status.
  */
 static int one_peer(struct rpma_peer *peer, const char *addr, const char *port,
 		    unsigned char *request, int len, double seconds)
@@ -86,6 +126,12 @@ static int one_peer(struct rpma_peer *peer, const char *addr, const char *port,
 	int ret;
 
 	ret = rpma_conn_req_new(peer, addr, port, NULL, &req);
+	if (!ret && len < 0) {
+		len = request_from_stdin(req, request, REQUEST_MAX);
+		if (len < 0)
+			goto out;
+		pdata.len = (uint8_t)len;
+	}
 	if (!ret)
 		ret = rpma_conn_req_connect(&req, &pdata, &conn);
 	if (!ret)
@@ -158,13 +204,15 @@ int main(int argc, char *argv[])
 	/* every pair checked before the first peer goes */
 	for (int k = 0; !usage && k < peers; k++) {
 		char *end = "";
-		usage = from_hex(argv[3 + 2 * k], request, sizeof(request)) < 0 ||
+		usage = (strcmp(argv[3 + 2 * k], "-") != 0 &&
+			 from_hex(argv[3 + 2 * k], request, sizeof(request)) < 0) ||
 			strtod(argv[4 + 2 * k], &end) < 0 || *end;
 	}
 	if (usage) {
 		fprintf(stderr,
 			"usage: %s <addr> <port> <hex> <seconds> [<hex> <seconds>]...\n"
-			"  <hex>      the request's private data, at most %d bytes\n"
+			"  <hex>      the request's private data, at most %d bytes (\"-\": read\n"
+			"             from the standard input after the queue pair is named)\n"
 			"  <seconds>  how long to stay connected and silent\n",
 			argv[0], REQUEST_MAX);
 		return 2;
@@ -181,10 +229,13 @@ int main(int argc, char *argv[])
 		printf("raw-peer: turned down: %s\n", why(ret));
 		return 1;
 	}
+	cm_names_qp = ibv_ctx->device->transport_type != IBV_TRANSPORT_IWARP;
 	int status = 0;
 
 	for (int k = 0; k < peers; k++) {
-		const int len = from_hex(argv[3 + 2 * k], request, sizeof(request));
+		const int len = strcmp(argv[3 + 2 * k], "-") == 0
+				    ? -1
+				    : from_hex(argv[3 + 2 * k], request, sizeof(request));
 		const double seconds = strtod(argv[4 + 2 * k], NULL);
 
 		if (peers > 1)

@@ -18,17 +18,20 @@
  *      of HELLOs can push a client's challenge out of anything.
  *   2. PROVE: the client connects again with Ns and the first PSK_MAC_SHORT
  *      bytes of HMAC(K, label "/client" || Ns || the client's and the
- *      server's addresses as the client sees them || what it asks). The
- *      server checks that Ns is its own, for this address, at most
- *      PSK_CHALLENGE_TTL_S seconds old and not used before, checks the MAC
- *      over the addresses as it sees them, marks Ns used (it serves once),
- *      and only then answers with its region's descriptors, themselves
- *      under HMAC(K, label "/answer" || Ns || the PROVE's MAC || the
- *      answer).
+ *      server's addresses as the client sees them || the number of the
+ *      client's queue pair || what it asks). The server checks that Ns is
+ *      its own, for this address, at most PSK_CHALLENGE_TTL_S seconds old
+ *      and not used before, checks the MAC over the addresses as it sees
+ *      them and the queue pair number the request names, marks Ns used (it
+ *      serves once), and only then answers with its region's descriptors,
+ *      themselves under HMAC(K, label "/answer" || Ns || the PROVE's MAC ||
+ *      the answer).
  *
  * A client without the key learns nothing of the region; a recorded PROVE
  * is worth nothing (its challenge has been used), and neither is one
- * relayed from another address (the MAC covers both ends). The client's
+ * relayed from another address (the MAC covers both ends) or, where the
+ * connection manager names the queue pair (InfiniBand, RoCE; not iWARP),
+ * on a queue pair other than the client's. The client's
  * nonce reaches the answer through the server's proof: the answer is
  * bound to Ns, which that proof bound to Nc. HMAC-SHA-256,
  * the random numbers and the constant-time comparison come from libsodium,
@@ -245,13 +248,21 @@ static inline void psk_server_proof(const struct psk *k, const char *label,
 
 /*
  * The two ends of a connection, each as 16 bytes (an IPv4 address as
- * ::ffff:a.b.c.d), the client's first: what the client's MAC binds. Ports
- * are left out: the connection manager picks them, and the two sides do
- * not always see the same.
+ * ::ffff:a.b.c.d), the client's first, and the client's queue pair: what
+ * the client's MAC binds. Ports are left out: the connection manager picks
+ * them, and the two sides do not always see the same.
+ *
+ * The queue pair number is the one the client's connection request names,
+ * to which the server's queue pair is joined when it consents: a relay
+ * that sends a client's PROVE from the client's address, but on a queue
+ * pair of its own, presents a MAC over another number. InfiniBand's and
+ * RoCE's connection managers carry it; iWARP's does not, and both sides
+ * bind 0 there (the addresses alone).
  */
 struct psk_ends {
 	uint8_t client[16];
 	uint8_t server[16];
+	uint8_t client_qp[4]; /* little-endian; 0 on iWARP */
 };
 
 /* a's address as 16 bytes; false for a family without one */
@@ -270,16 +281,25 @@ static inline bool psk_ip16(const struct sockaddr_storage *a, uint8_t out[16])
 	return false;
 }
 
+static inline void psk_le32_put(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
 /*
  * Both ends, from the client's address and the server's as this side sees
  * them (a client: rpma_conn_req_get_local_addr() and _get_peer_addr() of
- * its request; a server: the other way round); false when one has no
- * address to bind.
+ * its request; a server: the other way round), and the client's queue pair
+ * (a client: rpma_conn_req_get_qp_num(), or 0 when its device is iWARP; a
+ * server: rpma_conn_req_get_peer_qp_num(), or 0 when that says
+ * RPMA_E_NOSUPP); false when one end has no address to bind.
  */
 static inline bool psk_ends_make(struct psk_ends *e, const struct sockaddr_storage *client,
-				 const struct sockaddr_storage *server)
+				 const struct sockaddr_storage *server, uint32_t client_qp)
 {
 	memset(e, 0, sizeof(*e));
+	psk_le32_put(e->client_qp, client_qp);
 	return psk_ip16(client, e->client) && psk_ip16(server, e->server);
 }
 
@@ -377,12 +397,6 @@ static inline void psk_challenges_wipe(struct psk_challenges *c)
 static inline uint32_t psk_le32_get(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline void psk_le32_put(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> 8 * i);
 }
 
 /* the tag of a challenge's first 8 bytes for a client's address */

@@ -160,7 +160,7 @@ step c. bad clients
 # c. the test peer's bad clients: each answered as it must be, and each
 # refusal logged; a HELLO is answered in a reject, never let in
 kinds=(hello)
-every_step && kinds=(bad-magic old-version no-challenge wrong-mac replay relay hello)
+every_step && kinds=(bad-magic old-version no-challenge wrong-mac replay relay relay-qp hello)
 for kind in "${kinds[@]}"; do
 	refusals
 	before=$REFUSALS
@@ -172,10 +172,11 @@ has hello "hello: a challenge in the reject, no connection"
 if every_step; then
 	has bad-magic "bad-magic: refused"
 	has relay "relay: refused"
+	has relay-qp "relay-qp: refused"
 	has server "refused $ADDR: not an rpma-mirror client"
 	has server "refused $ADDR: an rpma-mirror client of another version"
 	has server "refused $ADDR: a challenge answered before"
-	has server "refused $ADDR: it does not hold the key (or relays a proof made at"
+	has server "refused $ADDR: it does not hold the key (or relays a proof made for other addresses or another queue pair)"
 fi
 
 step d. a small flood

@@ -68,7 +68,7 @@ static void request(const uint8_t *b, size_t size)
 		REQUIRE(problem && strstr(problem, "writer's magic") != NULL);
 		return;
 	}
-	if (b[4] != 5) {
+	if (b[4] != 6) {
 		char version[16];
 
 		/* the version it speaks, in the words it was given */
@@ -104,6 +104,7 @@ static void request(const uint8_t *b, size_t size)
 	REQUIRE(log_prove_valid(&key, &wp, &ends0));
 	if (check == 1) {
 		REQUIRE(!log_prove_valid(&key, &wp, &ends1));
+		REQUIRE(!log_prove_valid(&key, &wp, &ends2));
 		return;
 	}
 	((uint8_t *)&wp)[c % sizeof(wp)] ^= (uint8_t)(1u << c % 8);
@@ -161,7 +162,7 @@ static void prove_answer(const uint8_t *b, size_t size)
 	REQUIRE(sizeof(rp) == 48 && memcmp(&rp, b, sizeof(rp)) == 0);
 	const size_t n = 48u + b[6] + b[7];
 	const bool ok =
-	    fuzz_le32(b) == 0x52474f4cu && b[4] == 5 && b[5] == STEP_PROVE && n <= 196 && n <= size;
+	    fuzz_le32(b) == 0x52474f4cu && b[4] == 6 && b[5] == STEP_PROVE && n <= 196 && n <= size;
 
 	REQUIRE(r == (ok ? LOG_ANSWER_OK : LOG_ANSWER_FOREIGN));
 	if (!ok) {

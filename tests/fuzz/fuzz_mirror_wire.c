@@ -65,7 +65,7 @@ static void request(const uint8_t *b, size_t size)
 
 	if (!is_mirror(b, size))
 		want = "not an rpma-mirror client";
-	else if (b[8] != 4)
+	else if (b[8] != 5)
 		want = "an rpma-mirror client of another version";
 	else if (size < 56)
 		want = "a request cut short";
@@ -77,7 +77,7 @@ static void request(const uint8_t *b, size_t size)
 	if (why) {
 		REQUIRE(strcmp(why, want) == 0);
 		/* refused before it was read: nothing of it taken */
-		if (size < 56 || b[8] != 4 || !is_mirror(b, size))
+		if (size < 56 || b[8] != 5 || !is_mirror(b, size))
 			REQUIRE(fuzz_all_zero(&rq, sizeof(rq)));
 		return;
 	}
@@ -94,6 +94,7 @@ static void request(const uint8_t *b, size_t size)
 	REQUIRE(mirror_prove_valid(&key, &rq, &ends0));
 	if (check == 1) {
 		REQUIRE(!mirror_prove_valid(&key, &rq, &ends1));
+		REQUIRE(!mirror_prove_valid(&key, &rq, &ends2));
 		return;
 	}
 	((uint8_t *)&rq)[c % sizeof(rq)] ^= (uint8_t)(1u << c % 8);
@@ -125,7 +126,7 @@ static enum mirror_answer answer_model(const uint8_t *b, size_t size, size_t nee
 {
 	if (!is_mirror(b, size))
 		return MIRROR_ANSWER_FOREIGN;
-	if (b[8] != 4)
+	if (b[8] != 5)
 		return MIRROR_ANSWER_OTHER_VERSION;
 	if (b[9] != step || size < need)
 		return MIRROR_ANSWER_OUT_OF_TURN;

@@ -279,6 +279,7 @@ static void fuzz_proofs(const uint8_t *data, size_t size)
 	/* the nonce's bytes stand for the client's address too */
 	memcpy(ends.client, nonce, sizeof(ends.client));
 	memset(ends.server, 0x11, sizeof(ends.server));
+	memcpy(ends.client_qp, challenge, sizeof(ends.client_qp));
 	psk_server_proof(&key, "fuzz", nonce, challenge, proof);
 	psk_client_mac(&key, "fuzz", challenge, &ends, request, request_len, mac);
 	/* what either side accepts is what the other computed, and nothing else */
@@ -291,7 +292,7 @@ static void fuzz_proofs(const uint8_t *data, size_t size)
 	REQUIRE(!psk_equal(mac, proof, PSK_MAC_SHORT));
 
 	/* one change each time: an HMAC-SHA-256 costs more than all the rest */
-	const int what = change / 2 % 4;
+	const int what = change / 2 % 5;
 
 	if (what < 2) {
 		/*
@@ -310,6 +311,11 @@ static void fuzz_proofs(const uint8_t *data, size_t size)
 			psk_client_mac(&key, "fuzz", challenge, &ends, request, request_len, mac2);
 			REQUIRE(!psk_equal(mac, mac2, PSK_MAC_SHORT));
 		}
+	} else if (what == 4) {
+		/* the same addresses, another queue pair: a relay's own, another MAC */
+		ends.client_qp[change / 8 % sizeof(ends.client_qp)] ^= 0x04;
+		psk_client_mac(&key, "fuzz", challenge, &ends, request, request_len, mac2);
+		REQUIRE(!psk_equal(mac, mac2, PSK_MAC_SHORT));
 	} else if (request_len > 0) {
 		/* what the client asks is bound to its MAC: a byte changed, or one fewer */
 		if (what == 2)

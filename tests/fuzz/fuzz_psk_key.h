@@ -21,14 +21,25 @@ static inline void fuzz_psk_key(struct psk *key)
 	key->len = PSK_MIN;
 }
 
-/* a connection's two ends as a PROVE binds them, and a relay's: another client address */
+/*
+ * A connection's two ends and the client's queue pair as a PROVE binds
+ * them, and two relays': from another client address, and from the
+ * client's address on a queue pair of the relay's own
+ */
 static const struct psk_ends ends0 = {
 	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 12 },
 	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+	.client_qp = { 0x11, 0, 0, 0 },
 };
 static const struct psk_ends ends1 = {
 	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 99 },
 	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+	.client_qp = { 0x11, 0, 0, 0 },
+};
+static const struct psk_ends ends2 = {
+	.client = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 12 },
+	.server = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 11 },
+	.client_qp = { 0x12, 0, 0, 0 },
 };
 
 #endif /* RPMA_FUZZ_PSK_KEY_H */

@@ -23,6 +23,12 @@ METHOD_GPSPM = 1 << 1
 METHOD_NATIVE_VISIBILITY = 1 << 2
 METHOD_NATIVE_PERSISTENT = 1 << 3
 PEER_CFG_GPSPM = 1 << 0
+# The handshake versions the tools speak (MIRROR_VERSION of
+# tools/rpma-mirror/mirror_wire.h, PROTOCOL_VERSION of
+# examples/19-replicated-log/log_wire.h): seeds of another version reach
+# only the readers' first refusal
+MIRROR_VERSION = 5
+LOG_VERSION = 6
 
 USAGE_READ_SRC, USAGE_READ_DST, USAGE_WRITE_SRC, USAGE_WRITE_DST = 1, 2, 4, 8
 USAGE_FLUSH_VISIBILITY, USAGE_FLUSH_PERSISTENT, USAGE_SEND, USAGE_RECV = 16, 32, 64, 128
@@ -162,7 +168,7 @@ def seeds():
     yield 'psk', 'answer-15', answer_mac(15, 0, bytes(15))
     # [3][what to change][client's nonce][challenge][request]
     yield 'psk', 'proofs-mirror', b'\3\x11' + bytes(range(16)) + bytes(range(16, 32)) + \
-        b'RPMAMIRR\3\2\0\0' + struct.pack('<IQ', 1 << 20, 1 << 30)
+        b'RPMAMIRR' + bytes([MIRROR_VERSION, 2, 0, 0]) + struct.pack('<IQ', 1 << 20, 1 << 30)
     yield 'psk', 'proofs-no-request', b'\3\x80' + bytes(range(32))
     # [4][0: every slot taken][nonce][a challenge the peer makes up][each slot's time to live]
     yield 'psk', 'challenges-two', b'\4\1' + bytes(range(32))
@@ -172,9 +178,9 @@ def seeds():
     yield 'psk', 'challenges-full-same-time', b'\4\0' + bytes(range(32)) + b'\x80' * 64
 
     # rpma-mirror (fuzz_mirror_wire.c, tools/rpma-mirror/mirror_wire.h)
-    def mirror_head(step, version=3, magic=b'RPMAMIRR'):
+    def mirror_head(step, version=MIRROR_VERSION, magic=b'RPMAMIRR'):
         return magic + bytes([version, step])
-    def mirror_request(step, chunk=1 << 20, length=1 << 30, flags=0, version=3):
+    def mirror_request(step, chunk=1 << 20, length=1 << 30, flags=0, version=MIRROR_VERSION):
         return mirror_head(step, version) + bytes([flags, 0]) + \
             struct.pack('<IQ', chunk, length) + bytes(range(16)) + bytes(range(100, 116))
     yield 'mirror_wire', 'hello-56', mirror_request(1)
@@ -208,7 +214,7 @@ def seeds():
 
     # the replicated log (fuzz_log_wire.c, examples/19-replicated-log/log_wire.h)
     WRITER, REPLICA = 0x57474f4c, 0x52474f4c
-    def writer(step, version=4, magic=WRITER):
+    def writer(step, version=LOG_VERSION, magic=WRITER):
         return struct.pack('<IBBH', magic, version, step, 0) + bytes(range(16)) + \
             bytes(range(50, 66))
     yield 'log_wire', 'hello-40', writer(1)
@@ -218,13 +224,14 @@ def seeds():
     yield 'log_wire', 'request-step-3', writer(3)
     yield 'log_wire', 'request-replica-magic', writer(1, magic=REPLICA)
     yield 'log_wire', 'request-cut-39', writer(1)[:39]
-    replica_hello = struct.pack('<IBBH', REPLICA, 4, 1, 0) + bytes(range(16)) + bytes(range(64, 96))
+    replica_hello = struct.pack('<IBBH', REPLICA, LOG_VERSION, 1, 0) + bytes(range(16)) + \
+        bytes(range(64, 96))
     yield 'log_wire', 'replica-hello-56', replica_hello
     yield 'log_wire', 'replica-hello-version-3', struct.pack('<IBBH', REPLICA, 3, 1, 0) + \
         replica_hello[8:]
     yield 'log_wire', 'replica-hello-cut-55', replica_hello[:55]
     yield 'log_wire', 'replica-magic-4', struct.pack('<I', REPLICA)
-    def replica_answer(mr_size, pcfg_size, descriptors, version=4, step=2):
+    def replica_answer(mr_size, pcfg_size, descriptors, version=LOG_VERSION, step=2):
         return struct.pack('<IBBBBQQQ', REPLICA, version, step, mr_size, pcfg_size,
                            0x1234, 4096, 64 << 20) + bytes(range(200, 216)) + descriptors
     answer = replica_answer(len(mr_desc), len(pcfg_desc), mr_desc + pcfg_desc)

@@ -61,6 +61,7 @@ struct client {
 	struct slot slots[WINDOW_MAX];
 	int in_flight;
 	bool established; /* the connection was: it must be closed */
+	bool cm_names_qp; /* the request names our queue pair (not on iWARP): the proof binds it */
 	enum rpma_flush_method method;
 	bool method_known;
 	/* progress */
@@ -377,24 +378,29 @@ static void close_conn(struct rpma_conn **conn)
 
 /*
  * A PROVE's MAC, over the challenge in rq->nonce, the two ends of the
- * request as this side sees them (its own address, the server's), and what
- * rq asks: a relay that sends it on from an address of its own presents a
- * MAC the server does not take. 0, or -1 with the reason said.
+ * request as this side sees them (its own address, the server's), the
+ * request's queue pair (where the connection manager names it: not on
+ * iWARP), and what rq asks: a relay that sends it on from an address or a
+ * queue pair of its own presents a MAC the server does not take. 0, or -1
+ * with the reason said.
  */
 static int sign_prove(const struct client *c, const struct rpma_conn_req *req,
 		      struct request_pdata *rq)
 {
 	struct sockaddr_storage mine, theirs;
 	struct psk_ends ends;
+	uint32_t qp = 0;
 	int ret = rpma_conn_req_get_local_addr(req, &mine);
 
 	if (!ret)
 		ret = rpma_conn_req_get_peer_addr(req, &theirs);
+	if (!ret && c->cm_names_qp)
+		ret = rpma_conn_req_get_qp_num(req, &qp);
 	if (ret) {
-		failed("reading the connection's addresses", ret);
+		failed("reading the connection's addresses and queue pair", ret);
 		return -1;
 	}
-	if (!psk_ends_make(&ends, &mine, &theirs)) {
+	if (!psk_ends_make(&ends, &mine, &theirs, qp)) {
 		complain("the connection to %s has no IP address at one end (families %d and "
 			 "%d): the proof cannot be bound to it",
 			 c->o->endpoint, (int)mine.ss_family, (int)theirs.ss_family);
@@ -620,6 +626,7 @@ static int client_connect(struct client *c)
 		failed("finding the RDMA device that reaches the target", ret);
 		return -1;
 	}
+	c->cm_names_qp = ibv_ctx->device->transport_type != IBV_TRANSPORT_IWARP;
 	ret = rpma_peer_new(ibv_ctx, &c->peer);
 	if (ret) {
 		failed("rpma_peer_new", ret);

@@ -33,10 +33,10 @@
  * 2: the handshake with a pre-shared key; 3: the challenge travels in the
  * reject of the HELLO, so that no peer holds a connected queue pair before
  * it proved the key; 4: the server keeps no challenge (psk.h), and the
- * PROVE's MAC covers both ends' addresses
+ * PROVE's MAC covers both ends' addresses; 5: and the client's queue pair
  */
-#define MIRROR_VERSION 4
-#define MIRROR_LABEL   "rpma-mirror/4"
+#define MIRROR_VERSION 5
+#define MIRROR_LABEL   "rpma-mirror/5"
 
 enum mirror_step {
 	STEP_HELLO = 1,	    /* client: my nonce */

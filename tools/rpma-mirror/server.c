@@ -263,15 +263,20 @@ static const char *read_request(struct rpma_conn_req *req, struct request_pdata 
 
 /*
  * The two ends of a request as this server sees them: the client's
- * address, and its own the request came in at. False when either has no
- * IP address, which no handshake can be bound to.
+ * address, its own the request came in at, and the client's queue pair
+ * the request names (none on iWARP: 0). False when either end has no IP
+ * address, which no handshake can be bound to.
  */
 static bool request_ends(const struct rpma_conn_req *req, const struct sockaddr_storage *client,
 			 struct psk_ends *ends)
 {
 	struct sockaddr_storage mine;
+	uint32_t qp = 0;
+	int ret = rpma_conn_req_get_peer_qp_num(req, &qp);
 
-	return !rpma_conn_req_get_local_addr(req, &mine) && psk_ends_make(ends, client, &mine);
+	if (ret && ret != RPMA_E_NOSUPP)
+		return false;
+	return !rpma_conn_req_get_local_addr(req, &mine) && psk_ends_make(ends, client, &mine, qp);
 }
 
 /* one connection request, whatever it holds */
@@ -324,7 +329,8 @@ static enum take take_request(struct server *s, struct rpma_conn_req **req)
 	}
 	if (!mirror_prove_valid(s->o->key, &rq, &ends)) {
 		refuse(s, req, &src, peer,
-		       "it does not hold the key (or relays a proof made at other addresses)");
+		       "it does not hold the key (or relays a proof made for other addresses "
+		       "or another queue pair)");
 		return TAKE_REFUSED;
 	}
 	if (src.counted)

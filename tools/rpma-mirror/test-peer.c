@@ -17,6 +17,13 @@
  *                 made for another client address (192.0.2.99): what a peer
  *                 in the middle presents when it relays a client's PROVE
  *                 from an address of its own
+ *   relay-qp      a good HELLO, then a PROVE whose MAC holds the key and
+ *                 both addresses but was made for the queue pair of
+ *                 another request: what a peer that sends from the
+ *                 client's address presents when it relays the client's
+ *                 PROVE on a queue pair of its own (InfiniBand and RoCE;
+ *                 iWARP's connection manager names no queue pair, and the
+ *                 kind says it cannot be tried there)
  *   hello         a good HELLO: the server must answer it with a challenge
  *                 carried by the reject, with no connection ever made
  *   leak          a good HELLO and PROVE (let in); prints the region's
@@ -31,7 +38,8 @@
  *   mix           COUNT knocks, bad-magic, old-version, no-challenge and
  *                 wrong-mac in turn
  * Exit status: 0 when every knock was answered as it must be (leak and
- * prove: when it was let in), 1 when not, 2 on trouble.
+ * prove: when it was let in), 1 when not, 2 on trouble, 3 when the kind
+ * cannot be tried on this transport.
  */
 
 #include <errno.h>
@@ -45,21 +53,58 @@ static struct rpma_peer *peer;
 static struct psk key;
 static const char *addr, *port;
 
+/* whether the connection manager names the client's queue pair (not on iWARP) */
+static bool cm_names_qp;
+
 /*
  * How a PROVE is signed once its request is made: not at all, as a client
- * does, for another client address, or as a client does with one bit of
- * the MAC changed after
+ * does, for another client address, for another queue pair, or as a
+ * client does with one bit of the MAC changed after
  */
-enum sign { SIGN_NONE, SIGN_ENDS, SIGN_ELSEWHERE, SIGN_FLIPPED };
+enum sign { SIGN_NONE, SIGN_ENDS, SIGN_ELSEWHERE, SIGN_OTHER_QP, SIGN_FLIPPED };
 
-/* the PROVE rq signed with the key over the request's ends, its own address replaced or not */
+/* the queue pair number a client binds for req: 0 where the connection manager names none */
+static uint32_t qp_bound(const struct rpma_conn_req *req)
+{
+	uint32_t qp = 0;
+
+	if (cm_names_qp && rpma_conn_req_get_qp_num(req, &qp)) {
+		printf("test-peer: cannot read the request's queue pair number\n");
+		exit(EXIT_TROUBLE);
+	}
+	return qp;
+}
+
+/*
+ * The queue pair number of another request to the server, made and deleted
+ * here: the client's whose PROVE a relay sends on a queue pair of its own
+ */
+static uint32_t other_qp(void)
+{
+	struct rpma_conn_req *victim = NULL;
+
+	if (rpma_conn_req_new(peer, addr, port, NULL, &victim)) {
+		printf("test-peer: cannot connect\n");
+		exit(EXIT_TROUBLE);
+	}
+	const uint32_t qp = qp_bound(victim);
+
+	rpma_conn_req_delete(&victim);
+	return qp;
+}
+
+/*
+ * The PROVE rq signed with the key over the request's ends, its own
+ * address or its queue pair replaced or not
+ */
 static void sign(const struct rpma_conn_req *req, struct request_pdata *rq, enum sign how)
 {
 	struct sockaddr_storage mine, theirs;
 	struct psk_ends ends;
+	const uint32_t qp = how == SIGN_OTHER_QP ? other_qp() : qp_bound(req);
 
 	if (rpma_conn_req_get_local_addr(req, &mine) || rpma_conn_req_get_peer_addr(req, &theirs) ||
-	    !psk_ends_make(&ends, &mine, &theirs)) {
+	    !psk_ends_make(&ends, &mine, &theirs, qp)) {
 		printf("test-peer: cannot read the request's addresses\n");
 		exit(EXIT_TROUBLE);
 	}
@@ -263,8 +308,14 @@ static bool one(const char *kind)
 		psk_nonce(rq.mac);
 		return refused(kind, &rq, sizeof(rq), SIGN_NONE);
 	}
+	if (strcmp(kind, "relay-qp") == 0 && !cm_names_qp) {
+		printf("%s: cannot be tried: iWARP's connection manager names no queue pair, "
+		       "so the proof binds the addresses alone\n",
+		       kind);
+		exit(3);
+	}
 	if (strcmp(kind, "wrong-mac") == 0 || strcmp(kind, "replay") == 0 ||
-	    strcmp(kind, "relay") == 0) {
+	    strcmp(kind, "relay") == 0 || strcmp(kind, "relay-qp") == 0) {
 		if (!hello(nonce, &ch)) {
 			printf("%s: UNEXPECTED: no challenge for a good hello\n", kind);
 			return false;
@@ -273,6 +324,8 @@ static bool one(const char *kind)
 		memcpy(rq.nonce, ch.challenge, PSK_NONCE);
 		if (strcmp(kind, "relay") == 0)
 			return refused(kind, &rq, sizeof(rq), SIGN_ELSEWHERE);
+		if (strcmp(kind, "relay-qp") == 0)
+			return refused(kind, &rq, sizeof(rq), SIGN_OTHER_QP);
 		if (kind[0] == 'w')
 			return refused(kind, &rq, sizeof(rq), SIGN_FLIPPED);
 		uint8_t answer[ANSWER_PDATA_MAX];
@@ -343,6 +396,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "test-peer: no RDMA device reaches %s\n", addr);
 		return EXIT_TROUBLE;
 	}
+	cm_names_qp = ibv_ctx->device->transport_type != IBV_TRANSPORT_IWARP;
 	prog = "test-peer";
 	/* the library's own complaints about refusals are expected here */
 	rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_DISABLED);
