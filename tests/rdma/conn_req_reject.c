@@ -7,7 +7,11 @@
  * and after the answer); a second request, answered with no data, likewise. The first
  * request's two ends, as rpma_conn_req_get_local_addr and
  * rpma_conn_req_get_peer_addr give them on each side, are the same
- * addresses crossed over: what a handshake binds its proof to.
+ * addresses crossed over, and the client's queue pair number, as
+ * rpma_conn_req_get_qp_num gives it to the client, is the one
+ * rpma_conn_req_get_peer_qp_num gives the server (RoCE; iWARP's request
+ * names none: RPMA_E_NOSUPP): what a handshake binds its proof to. Asking
+ * the server's held request for its own number fails and makes no QP.
  */
 
 #include <arpa/inet.h>
@@ -80,33 +84,53 @@ static void ip16(const struct sockaddr_storage *a, unsigned char out[16])
 	}
 }
 
+/* what attempt() sends the server: its request's two ends and queue pair */
+struct client_ends {
+	struct sockaddr_storage local, peer;
+	uint32_t qp_num;
+};
+
 /*
  * The server's ends of a request against the client's (sent by attempt()):
  * its own address is the one the client connects to, and the client's
- * address is the client's own; neither is a wildcard
+ * address is the client's own; neither is a wildcard. The client's queue
+ * pair number is the one the request named, where the transport names it.
  */
 static void check_ends(const struct rpma_conn_req *req)
 {
-	struct sockaddr_storage client_ends[2], local, peer;
+	struct client_ends client;
+	struct sockaddr_storage local, peer;
 	static const unsigned char any4[16] = { [10] = 0xff, [11] = 0xff }, any6[16] = { 0 };
 	unsigned char a[16], b[16];
 	char text[INET6_ADDRSTRLEN];
 
-	t_recv_blob(client_ends, sizeof(client_ends));
+	t_recv_blob(&client, sizeof(client));
 	T_OK(rpma_conn_req_get_local_addr(req, &local));
 	T_OK(rpma_conn_req_get_peer_addr(req, &peer));
 	ip16(&local, a);
-	ip16(&client_ends[1], b);
+	ip16(&client.peer, b);
 	inet_ntop(AF_INET6, a, text, sizeof(text));
 	t_log("the server's own end: %s", text);
 	T_ASSERT(memcmp(a, b, 16) == 0);
 	T_ASSERT(memcmp(a, any4, 16) != 0 && memcmp(a, any6, 16) != 0);
 	ip16(&peer, a);
-	ip16(&client_ends[0], b);
+	ip16(&client.local, b);
 	inet_ntop(AF_INET6, a, text, sizeof(text));
 	t_log("the client's end: %s", text);
 	T_ASSERT(memcmp(a, b, 16) == 0);
 	T_ASSERT(memcmp(a, any4, 16) != 0 && memcmp(a, any6, 16) != 0);
+
+	uint32_t qp_num = 0;
+	if (t_is_siw()) {
+		T_EQ(rpma_conn_req_get_peer_qp_num(req, &qp_num), RPMA_E_NOSUPP);
+	} else {
+		T_OK(rpma_conn_req_get_peer_qp_num(req, &qp_num));
+		t_log("the client's queue pair: %u, named %u in its request", client.qp_num,
+		      qp_num);
+		T_EQ(qp_num, client.qp_num);
+	}
+	/* the request holds no queue pair of the server's, and asking makes none */
+	T_EQ(rpma_conn_req_get_qp_num(req, &qp_num), RPMA_E_INVAL);
 }
 
 static void refuse(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg, bool with_answer)
@@ -156,11 +180,14 @@ static void attempt(struct rpma_peer *peer, bool with_answer)
 {
 	struct rpma_conn_req *req = t_client_req(peer, NULL);
 	if (with_answer) {
-		/* this side's ends, for the server to compare with its own */
-		struct sockaddr_storage ends[2];
-		T_OK(rpma_conn_req_get_local_addr(req, &ends[0]));
-		T_OK(rpma_conn_req_get_peer_addr(req, &ends[1]));
-		t_send_blob(ends, sizeof(ends));
+		/* this side's ends and queue pair, for the server to compare with its own */
+		struct client_ends ends;
+		memset(&ends, 0, sizeof(ends));
+		T_OK(rpma_conn_req_get_local_addr(req, &ends.local));
+		T_OK(rpma_conn_req_get_peer_addr(req, &ends.peer));
+		T_OK(rpma_conn_req_get_qp_num(req, &ends.qp_num));
+		T_ASSERT(ends.qp_num != 0);
+		t_send_blob(&ends, sizeof(ends));
 	}
 	unsigned char hello[HELLO_LEN];
 	t_fill(hello, sizeof(hello), 7);
