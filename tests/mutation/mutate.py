@@ -45,7 +45,6 @@ MESON_OPTIONS = [
     '-Dvm_trixie=disabled',
     '-Dman_checks=disabled',
 ]
-PASS_RATIO = 0.95
 # the compiler cache's directory in the scratch directory
 CACHE = 'ccache'
 
@@ -121,9 +120,9 @@ def parse_catalogue(path):
                 raise CatalogueError(f'{where}: a field before the first [id]')
             key, sep, value = line.partition(':')
             key = key.strip()
-            if not sep or key not in ('file', 'desc', 'from', 'to', 'tests'):
-                raise CatalogueError(f'{where}: expected "file:", "desc:", "from:", "to:" '
-                                     f'or "tests:"')
+            if not sep or key not in ('file', 'desc', 'from', 'to', 'tests', 'equivalent'):
+                raise CatalogueError(f'{where}: expected "file:", "desc:", "from:", "to:", '
+                                     f'"tests:" or "equivalent:"')
             if key in current:
                 raise CatalogueError(f'{where}: {key} given twice for {current["id"]}')
             # one space after the colon belongs to the syntax; \s keeps others
@@ -135,6 +134,9 @@ def parse_catalogue(path):
                 current[key] = [t for t in value.replace(',', ' ').split() if t]
             else:
                 current[key] = value.strip()
+                if key == 'equivalent' and not current[key]:
+                    raise CatalogueError(f'{where}: "equivalent:" without the reason why '
+                                         f'no test can tell the mutant apart')
     seen = set()
     for m in mutants:
         for key in ('file', 'desc', 'from', 'to'):
@@ -537,13 +539,14 @@ def test_mutant(suite, mlogs, timeout, first, hinted):
     Builds the mutated copy and runs the tests: (status, detail, test name).
     The tests most likely to kill the mutant (hinted, or the two first in
     first and then those that killed most) are built and run first, alone:
-    when one of them kills it, the other tests are not even linked.
+    when one of them kills it, the other tests are not even linked. The
+    tests may run timeout seconds in all, their builds not counted.
     """
     order = suite.order(list(hinted) + [f for f in first if f not in hinted])
     head = suite.likely_killers(order, hinted, first)
     phases = [head, order[len(head):]] if head else [order]
     suite.last_build_secs = 0.0
-    deadline = None
+    left = timeout
     for i, tests in enumerate(phases):
         build_started = time.monotonic()
         build_log = os.path.join(mlogs, f'build{i + 1}.log')
@@ -557,13 +560,13 @@ def test_mutant(suite, mlogs, timeout, first, hinted):
                 return 'killed', 'does not compile', None
             runnable = tests
         suite.last_build_secs += time.monotonic() - build_started
-        if deadline is None:
-            deadline = time.monotonic() + timeout
-        verdict, name = suite.run(runnable, mlogs, deadline=deadline)
+        run_started = time.monotonic()
+        verdict, name = suite.run(runnable, mlogs, deadline=run_started + left)
+        left -= time.monotonic() - run_started
         if verdict == 'fail':
             return 'killed', f'by {name}', name
         if verdict == 'timeout':
-            return 'killed', f'timeout in {name}', name
+            return 'TIMEOUT', f'in {name}', name
     return 'SURVIVED', '', None
 
 
@@ -613,9 +616,10 @@ def main():
     ap.add_argument('--check', action='store_true',
                     help='check that every fragment occurs exactly once in the tree, build '
                     'nothing, and exit (1 when one does not)')
-    ap.add_argument('--timeout', type=float, default=60.0, metavar='S',
-                    help='the longest the tests of one mutant may run (default 60 s); a '
-                    'mutant that makes them run longer is killed (timeout)')
+    ap.add_argument('--timeout', type=float, default=None, metavar='S',
+                    help='the longest the tests of one mutant may run in all, builds not '
+                    'counted (default: ten times what the unmutated copy took, at least '
+                    '30 s); a mutant that makes them run longer is a TIMEOUT')
     ap.add_argument('--jobs', type=int, metavar='N',
                     default=int(os.environ.get('RPMA_TEST_CORES') or os.cpu_count() or 1),
                     help='the cores to keep busy (default: RPMA_TEST_CORES, else every core): '
@@ -713,6 +717,11 @@ def main():
         f'build {time.monotonic() - t0 - first["secs"]:.0f} s; {workers} worker(s), '
         f'{parallel} core(s) each{", compiling through ccache" if cached else ""}')
 
+    # a deadline from this machine's own unmutated run: a slow machine is no hang
+    timeout = args.timeout if args.timeout is not None else max(30.0, 10 * first['secs'])
+    say(f'mutation: a mutant whose tests run longer than {timeout:.0f} s in all, or one '
+        f'test ten times as long as unmutated, is a TIMEOUT')
+
     width = max(len(m['id']) for m in mutants) if mutants else 0
     lock = threading.Lock()
     queue = list(enumerate(mutants))
@@ -727,7 +736,7 @@ def main():
                     return
                 index, m = queue.pop(0)
                 first_tests = tuple(killers.get(m['file'], ()))
-            status, detail, name, secs, build_secs = try_mutant(w, m, args.timeout, first_tests,
+            status, detail, name, secs, build_secs = try_mutant(w, m, timeout, first_tests,
                                                                 logs)
             with lock:
                 if status == 'killed' and detail.startswith('by '):
@@ -736,9 +745,14 @@ def main():
                     if name in lst:
                         lst.remove(name)
                     lst.insert(0, name)
+                if 'equivalent' in m:
+                    if status == 'SURVIVED':
+                        status, detail = 'equivalent', m['equivalent']
+                    elif status in ('killed', 'TIMEOUT'):
+                        detail += '; but listed as equivalent'
                 outcome[index] = (status, detail, secs, build_secs)
                 tail = f' ({detail})' if detail else ''
-                say(f'{status:<8} {m["id"]:<{width}}  {m["desc"]}{tail}')
+                say(f'{status:<10} {m["id"]:<{width}}  {m["desc"]}{tail}')
 
     threads = [threading.Thread(target=work, args=(w,)) for w in prepared]
     for t in threads:
@@ -746,21 +760,24 @@ def main():
     for t in threads:
         t.join()
 
-    killed = not_compiling = timeouts = 0
-    survived = []
-    errors = []
+    killed = not_compiling = 0
+    timeouts, survived, equivalent, not_equivalent, errors = [], [], [], [], []
     results = []
     for m, (status, detail, secs, build_secs) in zip(mutants, outcome):
         if status == 'killed':
             killed += 1
-            if detail == 'does not compile':
-                not_compiling += 1
-            elif detail.startswith('timeout'):
-                timeouts += 1
+            not_compiling += detail == 'does not compile'
+        elif status == 'TIMEOUT':
+            timeouts.append(m['id'])
         elif status == 'SURVIVED':
             survived.append(m['id'])
+        elif status == 'equivalent':
+            equivalent.append(m['id'])
         else:
             errors.append(m['id'])
+        if 'equivalent' in m and status in ('killed', 'TIMEOUT'):
+            # the catalogue says no test can tell it apart, and one did
+            not_equivalent.append(m['id'])
         results.append(f'{status}\t{m["id"]}\t{m["file"]}\t{secs:.1f}\t{build_secs:.1f}\t'
                        f'{detail}')
 
@@ -769,12 +786,18 @@ def main():
         f.write('status\tid\tfile\tseconds\tbuild seconds\tdetail\n')
         f.write('\n'.join(results) + '\n')
     elapsed = time.monotonic() - t0
-    say(f'mutation: {not_compiling} killed by not compiling, {timeouts} by a timeout; '
-        f'{len(survived)} survived{": " + ", ".join(survived) if survived else ""}; '
-        f'{len(errors)} in error{": " + ", ".join(errors) if errors else ""}; '
-        f'{elapsed:.0f} s; logs in {logs}')
-    say(f'mutation: {killed} of {total} killed')
-    ok = total > 0 and not errors and killed >= PASS_RATIO * total
+
+    def listed(what, ids):
+        return f'{len(ids)} {what}{": " + ", ".join(ids) if ids else ""}'
+
+    say(f'mutation: {not_compiling} killed by not compiling; {listed("timed out", timeouts)}; '
+        f'{listed("survived", survived)}; {listed("equivalent as listed", equivalent)}; '
+        f'{listed("listed as equivalent but told apart", not_equivalent)}; '
+        f'{listed("in error", errors)}; {elapsed:.0f} s; logs in {logs}')
+    say(f'mutation: {killed} of {total} killed, {len(timeouts)} timed out, '
+        f'{len(equivalent)} equivalent, {len(survived)} survived')
+    # every mutant is told apart by a test or listed with the reason it cannot be
+    ok = total > 0 and not survived and not errors and not not_equivalent
     return 0 if ok else 1
 
 
@@ -844,11 +867,11 @@ def try_mutant(w, m, timeout, first, logs):
     finally:
         with open(path, 'wb') as f:
             f.write(original)
-    if status == 'killed':
+    if status in ('killed', 'TIMEOUT'):
         # only what killed it is worth keeping
         keep = {'build1.log', 'build2.log'} if detail == 'does not compile' else set()
-        if detail.startswith('by ') or detail.startswith('timeout in '):
-            keep.add(detail.split(' ')[-1] + '.log')
+        if name:
+            keep.add(name + '.log')
         for fn in os.listdir(mlogs):
             if fn not in keep:
                 os.remove(os.path.join(mlogs, fn))

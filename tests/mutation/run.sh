@@ -10,9 +10,10 @@
 #                              [--catalogue FILE] [SCRATCH_DIR]
 #        SCRATCH_DIR defaults to build-mutation/ at the top of the tree.
 #
-# Prints one line per mutant, ends with "mutation: K of N killed"; exits 0
-# when at least 95 % are killed and no mutant is in ERROR, 1 otherwise,
-# 2 when the unmutated copy does not build or pass.
+# Prints one line per mutant, ends with "mutation: K of N killed, T timed
+# out, E equivalent, S survived"; exits 0 when no mutant survived but those
+# the catalogue lists as equivalent (with the reason) and none is in ERROR,
+# 1 otherwise, 2 when the unmutated copy does not build or pass.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 exec python3 "$here/mutate.py" "$@"
