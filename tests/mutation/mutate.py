@@ -14,6 +14,7 @@ only read.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -45,6 +46,14 @@ MESON_OPTIONS = [
     '-Dvm_trixie=disabled',
     '-Dman_checks=disabled',
 ]
+# The copy for the mutants of memory ordering (sanitize: thread): a release
+# made relaxed changes nothing a strongly ordered machine (x86) shows, and
+# the fake rdma-core's own locks order the threads of most tests besides;
+# ThreadSanitizer sees the race it opens. Its tests run as the tsan suite's
+# do: the first report ends them.
+TSAN_MESON_OPTIONS = MESON_OPTIONS + ['-Db_sanitize=thread', '-Db_lundef=false',
+                                      '-Dpmem2=disabled']
+TSAN_ENV = {'TSAN_OPTIONS': 'halt_on_error=1:second_deadlock_stack=1'}
 # the compiler cache's directory in the scratch directory
 CACHE = 'ccache'
 
@@ -120,9 +129,10 @@ def parse_catalogue(path):
                 raise CatalogueError(f'{where}: a field before the first [id]')
             key, sep, value = line.partition(':')
             key = key.strip()
-            if not sep or key not in ('file', 'desc', 'from', 'to', 'tests', 'equivalent'):
+            if not sep or key not in ('file', 'desc', 'from', 'to', 'tests', 'equivalent',
+                                      'sanitize'):
                 raise CatalogueError(f'{where}: expected "file:", "desc:", "from:", "to:", '
-                                     f'"tests:" or "equivalent:"')
+                                     f'"tests:", "equivalent:" or "sanitize:"')
             if key in current:
                 raise CatalogueError(f'{where}: {key} given twice for {current["id"]}')
             # one space after the colon belongs to the syntax; \s keeps others
@@ -137,6 +147,8 @@ def parse_catalogue(path):
                 if key == 'equivalent' and not current[key]:
                     raise CatalogueError(f'{where}: "equivalent:" without the reason why '
                                          f'no test can tell the mutant apart')
+                if key == 'sanitize' and current[key] != 'thread':
+                    raise CatalogueError(f'{where}: "sanitize:" takes "thread" only')
     seen = set()
     for m in mutants:
         for key in ('file', 'desc', 'from', 'to'):
@@ -148,6 +160,9 @@ def parse_catalogue(path):
             raise CatalogueError(f'{path}:{m["line"]}: mutant {m["id"]} has an empty fragment')
         if m['id'] in seen:
             raise CatalogueError(f'{path}:{m["line"]}: mutant id {m["id"]} used twice')
+        if 'sanitize' in m and not m.get('tests'):
+            raise CatalogueError(f'{path}:{m["line"]}: mutant {m["id"]} is tried under '
+                                 f'ThreadSanitizer only: it needs "tests:"')
         seen.add(m['id'])
     return mutants
 
@@ -570,6 +585,25 @@ def test_mutant(suite, mlogs, timeout, first, hinted):
     return 'SURVIVED', '', None
 
 
+def test_sanitized(suite, mlogs, timeout, hinted):
+    """
+    Builds the ThreadSanitizer copy's tests named by hinted and runs them:
+    (status, detail, test name), as test_mutant() gives them.
+    """
+    tests = [t for t in suite.order(hinted) if t['name'] in hinted]
+    build_started = time.monotonic()
+    rc = run_logged(suite.build_cmd(tests), os.path.join(mlogs, 'build1.log'), timeout=600)
+    suite.last_build_secs = time.monotonic() - build_started
+    if rc != 0:
+        return 'killed', 'does not compile', None
+    verdict, name = suite.run(tests, mlogs, deadline=time.monotonic() + timeout)
+    if verdict == 'fail':
+        return 'killed', f'by {name} under ThreadSanitizer', name
+    if verdict == 'timeout':
+        return 'TIMEOUT', f'in {name} under ThreadSanitizer', name
+    return 'SURVIVED', '', None
+
+
 def passed(test, rc, log_path):
     """
     Whether a test passed: exit status 0 and, for TAP, no "not ok" and no
@@ -692,20 +726,32 @@ def main():
         finally:
             first_built.set()
 
+    # the ThreadSanitizer copy, beside the workers' (it shares no compiled object)
+    tsan_names = sorted({t for m in mutants if 'sanitize' in m for t in m['tests']})
+    tsan_box = [None]
+
+    def prepare_tsan_copy():
+        tsan_box[0] = prepare_tsan(scratch, logs, max(2, args.jobs), tsan_names)
+
     threads = [threading.Thread(target=prepare, args=(i,)) for i in range(workers)]
+    if tsan_names:
+        threads.append(threading.Thread(target=prepare_tsan_copy))
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    for result in prepared:
+    for result in prepared + tsan_box:
         if isinstance(result, str):
             say(f'mutation: {result}')
             return 2
+    tsan = tsan_box[0]
     first = prepared[0]
     for w in prepared[1:]:
         w['suite'].duration = first['suite'].duration
     names = {t['name'] for t in first['suite'].tests}
     for m in mutants:
+        if 'sanitize' in m:
+            continue  # prepare_tsan() found its tests, or the run stopped
         unknown = [t for t in m.get('tests', ()) if t not in names]
         if unknown:
             # only an ordering hint: a renamed test costs time, not a verdict
@@ -716,6 +762,9 @@ def main():
         f'{", ".join(sorted(first["suite"].suites))} pass in {first["secs"]:.1f} s; setup and '
         f'build {time.monotonic() - t0 - first["secs"]:.0f} s; {workers} worker(s), '
         f'{parallel} core(s) each{", compiling through ccache" if cached else ""}')
+    if tsan:
+        say(f'mutation: ThreadSanitizer copy, for the mutants of memory ordering: '
+            f'{tsan["tests"]} tests pass unmutated')
 
     # a deadline from this machine's own unmutated run: a slow machine is no hang
     timeout = args.timeout if args.timeout is not None else max(30.0, 10 * first['secs'])
@@ -737,7 +786,7 @@ def main():
                 index, m = queue.pop(0)
                 first_tests = tuple(killers.get(m['file'], ()))
             status, detail, name, secs, build_secs = try_mutant(w, m, timeout, first_tests,
-                                                                logs)
+                                                                logs, tsan)
             with lock:
                 if status == 'killed' and detail.startswith('by '):
                     suite.kills[name] = suite.kills.get(name, 0) + 1
@@ -843,30 +892,76 @@ def prepare_worker(scratch, i, workers, parallel, learned, logs, jobs, first_bui
     return {'tree': tree, 'suite': suite, 'secs': secs}
 
 
-def try_mutant(w, m, timeout, first, logs):
-    """Applies m in worker w's tree, builds and tests it, and restores the
+def prepare_tsan(scratch, logs, jobs, names):
+    """
+    The copy of the tree for the mutants of memory ordering, configured for
+    ThreadSanitizer, with the tests names (those the mutants name) built and
+    passing unmutated: a dict of tree, suite and lock, or why it could not
+    be made.
+    """
+    base = os.path.join(scratch, 'tsan')
+    tree = os.path.join(base, 'tree')
+    build = os.path.join(base, 'build')
+    os.makedirs(tree)
+    copy_tree(tree)
+    tlogs = os.path.join(logs, 'tsan')
+    os.makedirs(tlogs, exist_ok=True)
+    rc = run_logged(['meson', 'setup', build, tree] + TSAN_MESON_OPTIONS,
+                    os.path.join(tlogs, 'setup.log'))
+    if rc != 0:
+        return f'meson setup of the ThreadSanitizer copy failed: see {tlogs}/setup.log'
+    suite = Suite(build, 1, None, jobs)
+    for t in suite.tests:
+        t['env'] = dict(t.get('env') or {}, **TSAN_ENV)
+    tests = [t for t in suite.tests if t['name'] in names]
+    missing = set(names) - {t['name'] for t in tests}
+    if missing:
+        return f'the ThreadSanitizer copy has no test {", ".join(sorted(missing))}'
+    rc = run_logged(suite.build_cmd(tests), os.path.join(tlogs, 'baseline-build.log'))
+    if rc != 0:
+        return f'the ThreadSanitizer copy does not build: see {tlogs}/baseline-build.log'
+    base_logs = os.path.join(tlogs, 'baseline')
+    os.makedirs(base_logs)
+    verdict, name = suite.run(tests, base_logs, stop_early=False, record=True)
+    if verdict != 'pass':
+        return (f'the ThreadSanitizer copy fails its tests unmutated ({verdict}: {name}): '
+                f'see {base_logs}/')
+    return {'tree': tree, 'suite': suite, 'lock': threading.Lock(), 'tests': len(tests)}
+
+
+def try_mutant(w, m, timeout, first, logs, tsan=None):
+    """Applies m in worker w's tree (a mutant of memory ordering: in the
+    ThreadSanitizer copy tsan), builds and tests it, and restores the
     file: (status, detail, killing test, seconds, build seconds)."""
-    suite = w['suite']
-    path = os.path.join(w['tree'], m['file'])
+    sanitized = 'sanitize' in m
+    copy = tsan if sanitized else w
+    suite = copy['suite']
+    path = os.path.join(copy['tree'], m['file'])
     status, detail, name = None, '', None
     started = time.monotonic()
     build_secs = 0.0
     mlogs = os.path.join(logs, m['id'])
     os.makedirs(mlogs)
-    problem = fragment_problem(path, m)
-    if problem:
-        return 'ERROR', problem, None, 0.0, 0.0
-    with open(path, 'rb') as f:
-        original = f.read()
-    text = original.decode('utf-8')
-    try:
-        with open(path, 'wb') as f:
-            f.write(text.replace(m['from'], m['to'], 1).encode('utf-8'))
-        status, detail, name = test_mutant(suite, mlogs, timeout, first, m.get('tests', ()))
-        build_secs = suite.last_build_secs
-    finally:
-        with open(path, 'wb') as f:
-            f.write(original)
+    # the ThreadSanitizer copy is one, for whichever worker takes such a mutant
+    with copy.get('lock') or contextlib.nullcontext():
+        problem = fragment_problem(path, m)
+        if problem:
+            return 'ERROR', problem, None, 0.0, 0.0
+        with open(path, 'rb') as f:
+            original = f.read()
+        text = original.decode('utf-8')
+        try:
+            with open(path, 'wb') as f:
+                f.write(text.replace(m['from'], m['to'], 1).encode('utf-8'))
+            if sanitized:
+                status, detail, name = test_sanitized(suite, mlogs, timeout, m['tests'])
+            else:
+                status, detail, name = test_mutant(suite, mlogs, timeout, first,
+                                                   m.get('tests', ()))
+            build_secs = suite.last_build_secs
+        finally:
+            with open(path, 'wb') as f:
+                f.write(original)
     if status in ('killed', 'TIMEOUT'):
         # only what killed it is worth keeping
         keep = {'build1.log', 'build2.log'} if detail == 'does not compile' else set()
