@@ -102,6 +102,19 @@ static void is_up__connect_error(void **state)
 	check_down_after(RDMA_CM_EVENT_CONNECT_ERROR, RPMA_CONN_LOST);
 }
 
+/* a peer that cannot be reached any more (no answer to the path's probes) */
+static void is_up__unreachable(void **state)
+{
+	(void)state;
+	check_down_after(RDMA_CM_EVENT_UNREACHABLE, RPMA_CONN_UNREACHABLE);
+}
+
+static void is_up__rejected(void **state)
+{
+	(void)state;
+	check_down_after(RDMA_CM_EVENT_REJECTED, RPMA_CONN_REJECTED);
+}
+
 static void is_up__established_keeps_private_data(void **state)
 {
 	(void)state;
@@ -180,6 +193,34 @@ static void is_up__events_keep_their_order(void **state)
 	assert_int_equal(rpma_conn_next_event(conn, &ev), RPMA_E_UNKNOWN);
 	expect_next_event(conn, RPMA_CONN_CLOSED);
 	/* the fake's channel never blocks: nothing left is RPMA_E_NO_EVENT */
+	assert_int_equal(rpma_conn_next_event(conn, &ev), RPMA_E_NO_EVENT);
+	fx_conn_delete(&conn);
+}
+
+/*
+ * Events taken after one was read go behind those still held: the stash
+ * is a ring, and its reader has moved on from the start of it
+ */
+static void is_up__stash_keeps_order_after_a_read(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	struct rpma_conn *conn = fx_conn_active(NULL, &id);
+	struct rdma_event_channel *ch = fx_conn_channel(id);
+	fake_verbs_push_cm_event(ch, RDMA_CM_EVENT_ESTABLISHED, id, NULL, 0);
+	fake_verbs_push_cm_event(ch, RDMA_CM_EVENT_ADDR_CHANGE, id, NULL, 0);
+	bool up = false;
+	assert_int_equal(rpma_conn_is_up(conn, &up), 0);
+	assert_true(up);
+	expect_next_event(conn, RPMA_CONN_ESTABLISHED);
+
+	/* one held, one more taken */
+	fake_verbs_push_cm_event(ch, RDMA_CM_EVENT_DISCONNECTED, id, NULL, 0);
+	assert_int_equal(rpma_conn_is_up(conn, &up), 0);
+	assert_false(up);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(conn, &ev), RPMA_E_UNKNOWN);
+	expect_next_event(conn, RPMA_CONN_CLOSED);
 	assert_int_equal(rpma_conn_next_event(conn, &ev), RPMA_E_NO_EVENT);
 	fx_conn_delete(&conn);
 }
@@ -543,10 +584,13 @@ int main(void)
 		T(is_up__disconnected),
 		T(is_up__device_removal),
 		T(is_up__connect_error),
+		T(is_up__unreachable),
+		T(is_up__rejected),
 		T(is_up__established_keeps_private_data),
 		T(rejected__keeps_the_servers_answer),
 		T(rejected__keeps_the_clients_request),
 		T(is_up__events_keep_their_order),
+		T(is_up__stash_keeps_order_after_a_read),
 		T(is_up__error_state_fails),
 		T(next_event__closed_brings_down),
 		T(next_event__nonblocking_fd),

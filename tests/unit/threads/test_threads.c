@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fixture.h"
@@ -707,6 +708,73 @@ static void waiting__two_threads_one_event_library_fd(void **state)
 	two_threads_one_event(false);
 }
 
+/*
+ * One thread watches a connection's events as a wait does (rpma_conn_is_up
+ * takes them from rdma_cm into the connection's stash) while another reads
+ * them (rpma_conn_next_event, which empties the stash first): each event
+ * is read once, in the order it came, whichever thread took it from
+ * rdma_cm. The stash is the connection's, shared by both under its lock.
+ */
+#define EVENTS_PUSHED 2000
+
+static struct {
+	struct rpma_conn *conn;
+	atomic_bool done;
+} watched;
+
+static void *event_watcher(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&watched.done)) {
+		bool up = false;
+		CHECK(rpma_conn_is_up(watched.conn, &up) == 0);
+		CHECK(up);
+	}
+	return NULL;
+}
+
+static void events__watched_while_read(void **state)
+{
+	(void)state;
+	struct rdma_cm_id *id = NULL;
+	watched.conn = fx_conn_active(NULL, &id);
+	struct rdma_event_channel *ch = fx_conn_channel(id);
+	atomic_store(&watched.done, false);
+	reset_failures();
+	/*
+	 * ESTABLISHED, then an event of no meaning here, in turn, all there
+	 * before either thread looks: the reader then mostly reads what the
+	 * watcher stashed, with nothing but the connection's lock between them
+	 */
+	for (unsigned i = 0; i < EVENTS_PUSHED; i++)
+		fake_verbs_push_cm_event(
+		    ch, i % 2 ? RDMA_CM_EVENT_ADDR_CHANGE : RDMA_CM_EVENT_ESTABLISHED, id, NULL, 0);
+	pthread_t watcher;
+	assert_int_equal(pthread_create(&watcher, NULL, event_watcher, NULL), 0);
+	unsigned read = 0;
+	const time_t give_up = time(NULL) + 30;
+	while (read < EVENTS_PUSHED && time(NULL) < give_up) {
+		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+		const int ret = rpma_conn_next_event(watched.conn, &ev);
+		if (ret == RPMA_E_NO_EVENT)
+			continue;
+		if (read % 2) {
+			assert_int_equal(ret, RPMA_E_UNKNOWN);
+		} else {
+			assert_int_equal(ret, 0);
+			assert_int_equal(ev, RPMA_CONN_ESTABLISHED);
+		}
+		read++;
+	}
+	atomic_store(&watched.done, true);
+	assert_int_equal(pthread_join(watcher, NULL), 0);
+	assert_no_thread_failure();
+	assert_int_equal(read, EVENTS_PUSHED);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	assert_int_equal(rpma_conn_next_event(watched.conn, &ev), RPMA_E_NO_EVENT);
+	fx_conn_delete(&watched.conn);
+}
+
 int main(void)
 {
 	/* one test a line */
@@ -721,6 +789,7 @@ int main(void)
 		T(provider_error__kept_per_thread),
 		T(waiting__two_threads_one_event),
 		T(waiting__two_threads_one_event_library_fd),
+		T(events__watched_while_read),
 #undef T
 	};
 	/* clang-format on */
