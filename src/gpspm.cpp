@@ -94,20 +94,30 @@ void answer_lost(gpspm_engine *g)
 		(void)RPMA_PROVIDER_FAILED(errno, "rdma_disconnect");
 }
 
-void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
+void answer_as(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status, uint64_t wr_id)
 {
 	uint8_t msg[GPSPM_ANSWER_SIZE];
 	gpspm_encode_answer(msg, slot, seq, status);
-	if (post_message(g, msg, sizeof(msg), answer_wr_id(g)))
+	if (post_message(g, msg, sizeof(msg), wr_id))
 		answer_lost(g);
 }
 
-/* A request of the peer's not served, for whatever reason (logged where it was found). */
+inline void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
+{
+	answer_as(g, slot, seq, status, answer_wr_id(g));
+}
+
+/*
+ * A request of the peer's not served, for whatever reason (logged where it
+ * was found). The last refusal the peer gets closes the connection, once
+ * its answer went out (answer_completed()): a disconnect now would move the
+ * queue pair to the error state, and the answer still in the send queue
+ * would be flushed, never sent.
+ */
 [[gnu::cold, gnu::noinline]] void refuse(gpspm_engine *g, uint32_t slot, uint32_t seq)
 {
-	answer(g, slot, seq, GPSPM_REFUSED);
-	if (gpspm_count_refusal(g) && verbs::disconnect(g->id))
-		(void)RPMA_PROVIDER_FAILED(errno, "rdma_disconnect");
+	const bool last = gpspm_count_refusal(g);
+	answer_as(g, slot, seq, GPSPM_REFUSED, last ? g->closing_answer_wr_id() : answer_wr_id(g));
 }
 
 /* A flush request from the peer, decoded. */
@@ -348,12 +358,16 @@ namespace
 		gpspm_release(g, false, out);
 		return;
 	}
-	if (wc.wr_id == answer_wr_id(g)) {
+	if (wc.wr_id == answer_wr_id(g) || wc.wr_id == g->closing_answer_wr_id()) {
 		/* flushed: the queue pair is down already, by a disconnect or a failure seen */
 		if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
 			RPMA_LOG_ERROR("a GPSPM answer could not be sent: %s",
 				       verbs::wc_status_str(wc.status));
 			answer_lost(g);
+		} else if (wc.wr_id == g->closing_answer_wr_id() && wc.status == IBV_WC_SUCCESS &&
+			   verbs::disconnect(g->id)) {
+			/* the last refusal's answer went out: now the connection closes */
+			(void)RPMA_PROVIDER_FAILED(errno, "rdma_disconnect");
 		}
 		return;
 	}

@@ -68,12 +68,15 @@ struct gpspm_engine {
 	uint32_t depth; /* receive buffers kept posted */
 
 	/*
-	 * depth + 2 buffers of GPSPM_SLOT_SIZE: the receive buffers, then one
-	 * whose address is the wr_id of the answers this side sends, then one
-	 * whose address is the wr_id of the probes (gpspm_watch).
+	 * depth + 3 buffers of GPSPM_SLOT_SIZE: the receive buffers, then one
+	 * whose address is the wr_id of the answers this side sends, one
+	 * whose address is the wr_id of the probes (gpspm_watch), and one
+	 * whose address is the wr_id of the answer after which this side
+	 * closes the connection (GPSPM_REFUSALS_MAX).
 	 */
 	uint8_t *buffers;
 	ibv_mr *buffers_mr;
+	uint64_t closing_wr_id; /* the last buffer's address: every answer's completion meets it */
 
 	/*
 	 * The requests this side may have in flight: 0 until the target
@@ -169,12 +172,20 @@ struct gpspm_engine {
 		return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(buffers) +
 					     static_cast<uintptr_t>(depth + 1) * GPSPM_SLOT_SIZE);
 	}
+	/*
+	 * The wr_id of the answer to the last refused request: the connection
+	 * is closed once it went out, not before, so that the peer has it
+	 */
+	uint64_t closing_answer_wr_id() const
+	{
+		return closing_wr_id;
+	}
 
 	bool owns(uint64_t wr_id) const
 	{
 		const uintptr_t offset =
 		    static_cast<uintptr_t>(wr_id) - reinterpret_cast<uintptr_t>(buffers);
-		return offset <= static_cast<uintptr_t>(depth + 1) * GPSPM_SLOT_SIZE &&
+		return offset <= static_cast<uintptr_t>(depth + 2) * GPSPM_SLOT_SIZE &&
 		       offset % GPSPM_SLOT_SIZE == 0;
 	}
 
@@ -183,10 +194,13 @@ struct gpspm_engine {
 	 * error: nothing to do, the case of every other completion a target
 	 * polls. The only sends the library's buffers name are answers (a
 	 * failed completion's opcode means nothing: its status comes first).
+	 * The last refused request's answer is not: the connection closes
+	 * once it went out.
 	 */
-	static bool answer_went_out(const ibv_wc &wc)
+	bool answer_went_out(const ibv_wc &wc) const
 	{
-		return wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND;
+		return wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND &&
+		       wc.wr_id != closing_answer_wr_id();
 	}
 };
 

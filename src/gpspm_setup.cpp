@@ -44,7 +44,7 @@ int gpspm_check_cfg(const rpma_conn_cfg &cfg)
 int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t hold_limit,
 	      uint32_t max_held, uint32_t probe_after_ms, gpspm_engine **gpspm_ptr)
 {
-	const size_t size = static_cast<size_t>(depth + 2) * GPSPM_SLOT_SIZE;
+	const size_t size = static_cast<size_t>(depth + 3) * GPSPM_SLOT_SIZE;
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 	auto *g = rpma::make<gpspm_engine>();
 	auto *held = rpma::make_array<gpspm_engine::held_completion>(max_held);
@@ -72,6 +72,9 @@ int gpspm_new(rpma_peer *peer, rpma_gpspm_mode mode, uint32_t depth, uint32_t ho
 	g->mode = mode;
 	g->depth = depth;
 	g->buffers = static_cast<uint8_t *>(buffers);
+	g->closing_wr_id =
+	    static_cast<uint64_t>(reinterpret_cast<uintptr_t>(buffers) +
+				  static_cast<uintptr_t>(depth + 2) * GPSPM_SLOT_SIZE);
 	g->serving_fenced = false;
 	g->refused = 0;
 	g->requests_sent = 0;

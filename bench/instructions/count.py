@@ -53,7 +53,7 @@ FIGURES = [
     ('template_write_flush', 'template_write_flush', ['measure_template_1'], 1, 120),
     ('gpspm_initiator', 'gpspm_initiator',
      ['gpspm_initiator_post', 'gpspm_initiator_complete'], 1, 499),
-    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 369),
+    ('gpspm_target', 'gpspm_target', ['gpspm_target_serve'], 1, 370),
     ('send', 'send', ['send_side'], 1, 138),
     ('recv', 'recv', ['recv_side'], 1, 123),
 ]
