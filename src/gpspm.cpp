@@ -109,10 +109,10 @@ inline void answer(gpspm_engine *g, uint32_t slot, uint32_t seq, uint8_t status)
 
 /*
  * A request of the peer's not served, for whatever reason (logged where it
- * was found). The last refusal the peer gets closes the connection, once
- * its answer went out (answer_completed()): a disconnect now would move the
- * queue pair to the error state, and the answer still in the send queue
- * would be flushed, never sent.
+ * was found). The last refusal the peer gets closes the connection once
+ * its answer went out (handle_sent_or_failed()): a disconnect now would
+ * move the queue pair to the error state, and the answer still in the
+ * send queue would be flushed, never sent.
  */
 [[gnu::cold, gnu::noinline]] void refuse(gpspm_engine *g, uint32_t slot, uint32_t seq)
 {
